@@ -1,0 +1,17 @@
+"""faultlens: why did this GPU training or inference run fail, and what to check next."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "diagnose"]
+
+
+def diagnose(source, *, env=None, catalogue=None):
+    """Diagnose a log: a path, several paths (one job), raw text or bytes. Returns a `Report`.
+
+    `env` is an optional mapping of environment facts (e.g. from `faultlens env --json`).
+    """
+    from .api import diagnose as _diagnose
+
+    return _diagnose(source, env=env, catalogue=catalogue)

@@ -1,0 +1,65 @@
+"""The Python API: diagnose a job's logs and get a `Report`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .engine.compile import Scanner, load_scanner
+from .engine.differential import LineOrder, diagnose as rank
+from .engine.scan import scan_file
+from .engine.score import evaluate
+from .engine.structure import observe
+from .model import InputFile, Report
+
+
+def _inputs(source) -> list[tuple[object, str]]:
+    """Normalise what the caller passed into (readable source, display name) pairs."""
+    if isinstance(source, (bytes, bytearray)):
+        return [(bytes(source), "<text>")]
+    if isinstance(source, Path):
+        return [(str(source), str(source))]
+    if isinstance(source, str):
+        if "\n" in source or len(source) > 4096:
+            return [(source.encode("utf-8", "replace"), "<text>")]
+        return [(source, "<stdin>" if source == "-" else source)]
+    return [item for s in source for item in _inputs(s)]
+
+
+def diagnose(source, *, env: dict | None = None, catalogue=None,
+             scanner: Scanner | None = None, progress=None) -> Report:
+    """Diagnose one job: a path, '-', raw text/bytes, or a list of those (e.g. one log per rank).
+
+    `env` is a mapping of environment facts that fills in what the log does not show.
+    Raises `InputError` for unreadable input and `CatalogueError` for an invalid catalogue.
+    """
+    scanner = scanner or load_scanner(catalogue)
+    scans = []
+    done = 0
+    for src, name in _inputs(source):
+        step = None if progress is None else (lambda n, base=done: progress(base + n))
+        scans.append(scan_file(scanner, src, name, progress=step))
+        done += scans[-1].stats.bytes
+    obs = observe(scanner, scans)
+    for key, value in (env or {}).items():
+        obs.facts.setdefault(key, str(value))
+    order = LineOrder(obs, [])
+    cands = [evaluate(ref, obs, order) for ref in scanner.catalogue.references]
+    diagnoses = rank(cands, obs)
+    inputs = []
+    for fs in scans:
+        warnings = list(fs.stats.warnings)
+        inputs.append(InputFile(path=fs.name, bytes=fs.stats.bytes, lines=fs.stats.lines,
+                                compression=fs.stats.compression, warnings=tuple(warnings)))
+    if obs.invalid_utf8:
+        first = inputs[0]
+        inputs[0] = InputFile(first.path, first.bytes, first.lines, first.compression,
+                              first.warnings + (f"{obs.invalid_utf8} matched lines were not valid "
+                                                "UTF-8 and were decoded with replacement characters",))
+    return Report(inputs=tuple(inputs), diagnoses=tuple(diagnoses), facts=dict(obs.facts),
+                  tracebacks=tuple(obs.tracebacks), catalogue_digest=scanner.catalogue.digest,
+                  reference_count=len(scanner.catalogue.references))
+
+
+def default_env_path() -> str | None:
+    return os.environ.get("FAULTLENS_ENV")

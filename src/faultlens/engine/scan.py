@@ -1,0 +1,152 @@
+"""One Hyperscan pass over a log's bytes: which patterns hit which lines.
+
+Only hit lines (and a bounded window after each traceback header) are kept as bytes; everything
+else stays in C. Per pattern, the first FIRST_HITS and the last LAST_HITS lines are kept and the
+rest only counted, so a message repeated a million times costs a counter, not memory.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..logs.reader import CHUNK_SIZE, ReadStats, iter_chunks
+from .compile import Scanner
+
+FIRST_HITS = 64
+LAST_HITS = 16
+MAX_TRACEBACKS = 256
+TRACEBACK_WINDOW = 400
+MAX_KEPT_LINE = 8192
+MAX_WINDOW_LINE = 1024
+PRUNE_AT = 20000
+
+
+@dataclass
+class PatternHits:
+    first: list[int] = field(default_factory=list)
+    last: deque = field(default_factory=lambda: deque(maxlen=LAST_HITS))
+    count: int = 0
+
+    def add(self, line: int) -> None:
+        self.count += 1
+        if len(self.first) < FIRST_HITS:
+            self.first.append(line)
+        else:
+            self.last.append(line)
+
+    @property
+    def lines(self) -> list[int]:
+        return self.first + [n for n in self.last if n not in self.first]
+
+
+@dataclass
+class FileScan:
+    name: str
+    stats: ReadStats
+    hits: dict[int, PatternHits] = field(default_factory=dict)
+    lines: dict[int, bytes] = field(default_factory=dict)
+    """Raw bytes of every kept line, by line number."""
+    windows: list[tuple[int, list[tuple[int, bytes]]]] = field(default_factory=list)
+    """(traceback header line, [(line, bytes) of the lines after it])."""
+
+
+def scan_file(scanner: Scanner, path, display_name: str | None = None,
+              progress=None, chunk_size: int = CHUNK_SIZE) -> FileScan:
+    """Scan one log. `progress(bytes_read)` is called after every chunk when given."""
+    stats = ReadStats(name=display_name or path)
+    result = FileScan(name=stats.name, stats=stats)
+    db = scanner.database
+    owners = scanner.owners
+    traceback_ids = {pid for pid, own in enumerate(owners)
+                     if any(kind == "structure" and name == "traceback" for kind, _, name in own)}
+    open_windows: list[list] = []  # [remaining, lines]
+    events: list[tuple[int, int]] = []
+    on_match = _collector(events)
+    for chunk, first_line in iter_chunks(path, stats, chunk_size=chunk_size):
+        if open_windows:
+            _extend_windows(open_windows, chunk, first_line, 0)
+        if progress is not None:
+            progress(stats.bytes)
+        events.clear()
+        db.scan(chunk, match_event_handler=on_match)
+        if not events:
+            continue
+        events.sort()
+        cursor = 0
+        line_no = first_line
+        last_line_start = -1
+        seen_here: set[int] = set()
+        for end, pid in events:
+            # the line holding the match's last byte
+            start = chunk.rfind(b"\n", 0, max(end - 1, 0)) + 1
+            if start != last_line_start:
+                line_no += chunk.count(b"\n", cursor, start)
+                cursor = start
+                last_line_start = start
+                seen_here.clear()
+            if pid in seen_here:
+                continue
+            seen_here.add(pid)
+            hits = result.hits.get(pid)
+            if hits is None:
+                hits = result.hits[pid] = PatternHits()
+            hits.add(line_no)
+            if line_no not in result.lines:
+                stop = chunk.find(b"\n", start)
+                stop = len(chunk) if stop < 0 else stop
+                # an over-long line keeps the bytes around the match, not its head
+                lo = start if end - start <= MAX_KEPT_LINE else end - MAX_KEPT_LINE // 2
+                result.lines[line_no] = chunk[lo:min(stop, lo + MAX_KEPT_LINE)]
+            if pid in traceback_ids and len(result.windows) < MAX_TRACEBACKS:
+                window: list[tuple[int, bytes]] = []
+                result.windows.append((line_no, window))
+                state = [TRACEBACK_WINDOW, window, line_no + 1]
+                nl = chunk.find(b"\n", start)
+                if nl >= 0:
+                    _extend_windows([state], chunk, line_no + 1, nl + 1)
+                if state[0] > 0:
+                    open_windows.append(state)
+        open_windows[:] = [w for w in open_windows if w[0] > 0]
+        if len(result.lines) > PRUNE_AT:
+            _prune_unkept(result)
+    _prune_unkept(result)
+    return result
+
+
+def _collector(events: list):
+    append = events.append
+
+    def on_match(pid, _start, end, _flags, _ctx):
+        append((end, pid))
+
+    return on_match
+
+
+def _extend_windows(windows: list[list], chunk: bytes, first_line: int, offset: int) -> None:
+    """Append the next lines of `chunk` (from `offset`) to every open traceback window."""
+    need = max(w[0] for w in windows)
+    pos = offset
+    taken: list[tuple[int, bytes]] = []
+    n = first_line
+    size = len(chunk)
+    while len(taken) < need and pos < size:
+        nl = chunk.find(b"\n", pos)
+        stop = size if nl < 0 else nl
+        taken.append((n, chunk[pos:min(stop, pos + MAX_WINDOW_LINE)]))
+        n += 1
+        pos = stop + 1
+    for w in windows:
+        k = min(w[0], len(taken))
+        w[1].extend(taken[:k])
+        w[0] -= k
+
+
+def _prune_unkept(result: FileScan) -> None:
+    """Drop bytes of lines that only hit patterns whose kept lists no longer include them."""
+    kept = set()
+    for hits in result.hits.values():
+        kept.update(hits.first)
+        kept.update(hits.last)
+    for n in [n for n in result.lines if n not in kept]:
+        del result.lines[n]

@@ -1,0 +1,97 @@
+"""From raw hits to structure: verified signal lines, facts, tracebacks, per-process streams."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..facts.extract import derive, normalise
+from ..logs import prefix as prefix_mod
+from ..logs.tracebacks import parse_traceback
+from ..model import Line, Traceback
+from .compile import Scanner
+from .scan import FileScan
+
+
+@dataclass
+class Observations:
+    """Everything the scorer needs from a job's logs."""
+
+    signals: dict[tuple[str, str], list[Line]] = field(default_factory=lambda: defaultdict(list))
+    """(reference id, signal name) -> verified lines, in log order."""
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    facts: dict[str, str] = field(default_factory=dict)
+    fact_lines: dict[str, Line] = field(default_factory=dict)
+    tracebacks: list[Traceback] = field(default_factory=list)
+    file_order: dict[str, int] = field(default_factory=dict)
+    invalid_utf8: int = 0
+
+    def lines_of(self, ref_id: str, name: str) -> list[Line]:
+        return self.signals.get((ref_id, name), [])
+
+
+def _decode(raw: bytes, obs: Observations) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        obs.invalid_utf8 += 1
+        return raw.decode("utf-8", "replace")
+
+
+def to_line(file: str, number: int, raw_text: str) -> Line:
+    pre, message = prefix_mod.parse(raw_text)
+    return Line(file=file, number=number, text=message, prefix=pre)
+
+
+def observe(scanner: Scanner, scans: list[FileScan]) -> Observations:
+    obs = Observations()
+    for index, fs in enumerate(scans):
+        obs.file_order[fs.name] = index
+        decoded: dict[int, str] = {}
+        parsed: dict[int, Line] = {}
+
+        def line_at(n: int, fs=fs, decoded=decoded, parsed=parsed) -> Line:
+            if n not in parsed:
+                parsed[n] = to_line(fs.name, n, decoded[n])
+            return parsed[n]
+
+        for pid in sorted(fs.hits):
+            hits = fs.hits[pid]
+            regex = scanner.regex(pid)
+            verified = 0
+            for n in hits.lines:
+                raw = fs.lines.get(n)
+                if raw is None:
+                    continue
+                if n not in decoded:
+                    decoded[n] = _decode(raw, obs)
+                match = regex.search(decoded[n])
+                if not match:
+                    continue  # a Hyperscan match that spanned lines
+                verified += 1
+                for kind, owner, name in scanner.owners[pid]:
+                    if kind == "signal":
+                        obs.signals[(owner, name)].append(line_at(n))
+                    elif kind == "fact":
+                        fact = normalise(scanner.facts[int(owner)], match)
+                        if fact and fact[0] not in obs.facts:
+                            obs.facts[fact[0]] = fact[1]
+                            obs.fact_lines[fact[0]] = line_at(n)
+            for kind, owner, name in scanner.owners[pid]:
+                if kind == "signal" and verified:
+                    key = (owner, name)
+                    # lines beyond the kept ones were counted but not verified
+                    obs.counts[key] = obs.counts.get(key, 0) + max(hits.count, verified)
+        for header_no, window in fs.windows:
+            if header_no not in decoded:
+                continue
+            head = line_at(header_no)
+            body = [to_line(fs.name, n, _decode(raw, obs)) for n, raw in window]
+            same = [ln for ln in body if ln.prefix.key == head.prefix.key]
+            tb = parse_traceback([head] + same)
+            if tb:
+                obs.tracebacks.append(tb)
+    for key in obs.signals:
+        obs.signals[key].sort(key=lambda ln: (obs.file_order[ln.file], ln.number))
+    derive(obs.facts, scanner.gpus)
+    return obs

@@ -1,0 +1,92 @@
+"""Environment facts: read from log lines, merged with a snapshot, compared by reference conditions."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..engine.compile import FactPattern
+
+
+def normalise(fp: FactPattern, match: re.Match) -> tuple[str, str] | None:
+    """(fact name, value) from a verified match of a fact pattern."""
+    if fp.value is not None:
+        try:
+            value = fp.value.format(*([match.group(0)] + list(match.groups())))
+        except (IndexError, KeyError):
+            value = fp.value
+    else:
+        value = match.group(1) if match.groups() else match.group(0)
+    if value is None:
+        return None
+    name = fp.fact
+    if fp.normalise == "cuda_tag":  # cu121 -> 12.1, cu130 -> 13.0
+        value = f"{value[:-1]}.{value[-1]}"
+    elif fp.normalise == "sm":  # 90 -> 9.0, 120 -> 12.0
+        value = f"{value[:-1]}.{value[-1]}"
+    elif fp.normalise == "env":
+        name = f"env.{match.group(1)}"
+        value = match.group(2).strip("'\"")
+    return name, value
+
+
+def compute_capability_for(gpu_name: str, table: dict[str, str]) -> str | None:
+    """Look a product name up in the GPU table; the longest matching fragment wins."""
+    best = None
+    for fragment, cc in table.items():
+        if re.search(r"(?<![A-Za-z0-9])" + re.escape(fragment) + r"(?![0-9])", gpu_name):
+            if best is None or len(fragment) > len(best[0]):
+                best = (fragment, cc)
+    return best[1] if best else None
+
+
+def derive(facts: dict[str, str], gpus: dict[str, str]) -> dict[str, str]:
+    """Facts implied by others (compute capability from the GPU name)."""
+    if "gpu.compute_capability" not in facts and "gpu.name" in facts:
+        cc = compute_capability_for(facts["gpu.name"], gpus)
+        if cc:
+            facts["gpu.compute_capability"] = cc
+    return facts
+
+
+def load_snapshot(path: str) -> dict[str, str]:
+    """Facts from `faultlens env --json` output, or any flat JSON map of fact names to values."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if isinstance(data, dict) and isinstance(data.get("facts"), dict):
+        data = data["facts"]
+    if not isinstance(data, dict):
+        raise ValueError("expected a JSON object of facts")
+    return {str(k): str(v) for k, v in data.items() if v is not None and not isinstance(v, (dict, list))}
+
+
+def compare(actual: str | None, op: str, expected: str) -> bool | None:
+    """Evaluate `actual op expected`; None when the fact is unknown."""
+    if actual is None:
+        return None
+    if op == "matches":
+        return re.search(expected, actual) is not None
+    if op == "in":
+        try:
+            options = json.loads(expected)
+        except ValueError:
+            options = [expected]
+        return actual in [str(o) for o in options]
+    if op in ("==", "!="):
+        equal = _as_version(actual) == _as_version(expected) \
+            if _as_version(actual) is not None and _as_version(expected) is not None \
+            else actual.strip().lower() == expected.strip().lower()
+        return equal if op == "==" else not equal
+    a, b = _as_version(actual), _as_version(expected)
+    if a is None or b is None:
+        return None
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+
+
+def _as_version(text: str):
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(text.strip())
+    except InvalidVersion:
+        return None

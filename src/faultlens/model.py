@@ -1,0 +1,250 @@
+"""The data model: references from the catalogue, evidence from a log, and the report.
+
+Every class is a frozen dataclass so a loaded catalogue can be cached and shared safely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SEVERITIES = ("failure", "warning", "info")
+ROLES = ("initiating", "consequence")
+CHECK_STATUSES = ("pass", "fail", "unknown", "manual")
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A named pattern of a reference, matched against single log lines."""
+
+    name: str
+    """Key in the reference's `signals` map."""
+    regex: str
+    """The pattern as compiled (a `frame` signal is already expanded to a frame-line regex)."""
+    kind: str = "line"
+    """`line` (any log line) or `frame` (a `File "...", line N, in f` traceback frame)."""
+    level: str = "context"
+    """`error` (a line that reports the failure), `warning`, `info` or `context`."""
+    explain: str = ""
+    """What the line means, shown beside the evidence."""
+
+
+@dataclass(frozen=True)
+class FactCondition:
+    """An environment precondition: evidence for (weight > 0) or against (weight < 0)."""
+
+    fact: str
+    op: str
+    value: str
+    weight: float = 1.0
+    explain: str = ""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One item of the evidence checklist."""
+
+    id: str
+    text: str
+    signal: str | None = None
+    """Decided from the log: pass when this signal is present."""
+    absent: str = "unknown"
+    """Status when `signal` is absent: `fail` if the line is always printed, else `unknown`."""
+    fact: str | None = None
+    op: str | None = None
+    value: str | None = None
+    how: str | None = None
+    """For manual checks: exactly how to run it."""
+
+
+@dataclass(frozen=True)
+class Fix:
+    do: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Sibling:
+    id: str
+    distinguish: str
+
+
+@dataclass(frozen=True)
+class Source:
+    url: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    all: tuple[str, ...] = ()
+    any: tuple[str, ...] = ()
+    support: tuple[str, ...] = ()
+    none: tuple[str, ...] = ()
+    order: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named sub-case: chosen when its `all` signals and one of its `any` signals are present."""
+
+    id: str
+    title: str
+    all: tuple[str, ...] = ()
+    any: tuple[str, ...] = ()
+    checks: tuple[Check, ...] = ()
+    fix: tuple[Fix, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reference:
+    id: str
+    title: str
+    category: str
+    severity: str
+    summary: str
+    mechanism: str
+    symptoms: tuple[str, ...]
+    affects: tuple[str, ...]
+    signals: dict[str, Signal]
+    fingerprint: Fingerprint
+    checks: tuple[Check, ...]
+    fix: tuple[Fix, ...]
+    sources: tuple[Source, ...]
+    role: str = "initiating"
+    """`consequence`: usually the result of another failure (a watchdog timeout, a launcher's
+    summary); ranked below any initiating failure found in the same job."""
+    status: str = "stable"
+    facts: tuple[FactCondition, ...] = ()
+    siblings: tuple[Sibling, ...] = ()
+    downstream_of: tuple[str, ...] = ()
+    variants: tuple[Variant, ...] = ()
+    path: str = ""
+    """Folder of the reference, for lint messages and examples."""
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """What a line's prefixes say about who printed it and when."""
+
+    rank: int | None = None
+    pid: int | None = None
+    process: str | None = None
+    timestamp: float | None = None
+    """Seconds; formats without a year assume one, so compare within one log."""
+    level: str | None = None
+
+    @property
+    def key(self) -> str:
+        """A stable name for the process stream the line belongs to."""
+        if self.rank is not None:
+            return f"rank{self.rank}"
+        if self.process or self.pid is not None:
+            return f"{self.process or 'process'} pid={self.pid}" if self.pid is not None else self.process
+        return ""
+
+
+@dataclass(frozen=True)
+class Line:
+    file: str
+    number: int
+    text: str
+    """The line with prefixes, ANSI codes and progress-bar carriage returns removed."""
+    prefix: Prefix = field(default_factory=Prefix)
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str
+    line: int
+    function: str
+
+
+@dataclass(frozen=True)
+class Traceback:
+    file: str
+    start: int
+    """Line number of the `Traceback (most recent call last):` header."""
+    process: str
+    frames: tuple[Frame, ...]
+    exception: str
+    """The final exception line, e.g. `RuntimeError: CUDA out of memory...`."""
+    exception_line: int
+    chained_from: tuple[str, ...] = ()
+    """Exception lines of the earlier tracebacks in the same chain."""
+
+    @property
+    def final_exception(self) -> str:
+        return self.exception
+
+
+@dataclass(frozen=True)
+class Evidence:
+    file: str
+    line: int
+    text: str
+    signal: str
+    process: str = ""
+    explain: str = ""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    id: str
+    text: str
+    status: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    id: str
+    title: str
+    category: str
+    severity: str
+    confidence: float
+    evidence: tuple[Evidence, ...]
+    checks: tuple[CheckResult, ...]
+    fix: tuple[Fix, ...]
+    rejected_siblings: tuple[Rejection, ...]
+    sources: tuple[Source, ...]
+    summary: str = ""
+    variant: str | None = None
+    variant_title: str | None = None
+    consequence_of: str | None = None
+    """Id of the diagnosis this one is most likely a consequence of."""
+    first: Evidence | None = None
+    """The earliest error line of this diagnosis: where the failure started."""
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class InputFile:
+    path: str
+    bytes: int
+    lines: int
+    compression: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    inputs: tuple[InputFile, ...]
+    diagnoses: tuple[Diagnosis, ...]
+    facts: dict[str, str]
+    tracebacks: tuple[Traceback, ...]
+    catalogue_digest: str
+    reference_count: int
+
+    @property
+    def failures(self) -> tuple[Diagnosis, ...]:
+        return tuple(d for d in self.diagnoses if d.severity == "failure")
+
+    @property
+    def top(self) -> Diagnosis | None:
+        return self.failures[0] if self.failures else None

@@ -1,0 +1,57 @@
+"""The versioned JSON contract of `faultlens diagnose --json` (documented in docs/json-contract.md)."""
+
+from __future__ import annotations
+
+import json as _json
+
+from .. import __version__
+from ..model import Diagnosis, Report
+
+SCHEMA = 1
+
+
+def diagnosis_dict(d: Diagnosis) -> dict:
+    return {
+        "id": d.id,
+        "title": d.title,
+        "category": d.category,
+        "severity": d.severity,
+        "confidence": d.confidence,
+        "variant": d.variant,
+        "consequence_of": d.consequence_of,
+        "summary": d.summary,
+        "first": None if d.first is None else
+        {"file": d.first.file, "line": d.first.line, "process": d.first.process or None,
+         "text": d.first.text},
+        "evidence": [{"file": e.file, "line": e.line, "text": e.text, "signal": e.signal,
+                      "process": e.process or None} for e in d.evidence],
+        "checks": [{"id": c.id, "text": c.text, "status": c.status, "detail": c.detail}
+                   for c in d.checks],
+        "fix": [{"do": f.do, "why": f.why} for f in d.fix],
+        "rejected_siblings": [{"id": r.id, "reason": r.reason} for r in d.rejected_siblings],
+        "sources": [s.url for s in d.sources],
+    }
+
+
+def report_dict(report: Report, top: int | None = None) -> dict:
+    diagnoses = list(report.diagnoses)
+    if top is not None:
+        diagnoses = diagnoses[:top]
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "faultlens", "version": __version__},
+        "catalogue": {"digest": report.catalogue_digest, "references": report.reference_count},
+        "input": {
+            "files": [{"path": f.path, "bytes": f.bytes, "lines": f.lines,
+                       "compression": f.compression, "warnings": list(f.warnings)}
+                      for f in report.inputs],
+            "facts": dict(sorted(report.facts.items())),
+            "tracebacks": len(report.tracebacks),
+        },
+        "failure": report.top is not None,
+        "diagnoses": [diagnosis_dict(d) for d in diagnoses],
+    }
+
+
+def render(report: Report, top: int | None = None) -> str:
+    return _json.dumps(report_dict(report, top), indent=2, ensure_ascii=False)

@@ -1,0 +1,35 @@
+"""Markdown output, for issue comments and CI summaries."""
+
+from __future__ import annotations
+
+from ..model import Report
+
+MARK = {"pass": "✅", "fail": "❌", "unknown": "❔", "manual": "🔎"}
+
+
+def render(report: Report, top: int | None = None) -> str:
+    out = ["## faultlens diagnosis", ""]
+    names = ", ".join(f"`{f.path}`" for f in report.inputs)
+    out.append(f"Input: {names}")
+    shown = list(report.diagnoses)[: top or None]
+    if not report.failures:
+        out += ["", "**No known failure found.**"]
+    if shown:
+        out += ["", "| # | reference | severity | confidence | first seen |", "|---|---|---|---|---|"]
+        for i, d in enumerate(shown, 1):
+            first = f"line {d.first.line}" + (f" ({d.first.process})" if d.first and d.first.process else "") \
+                if d.first else ""
+            cons = f" — consequence of `{d.consequence_of}`" if d.consequence_of else ""
+            out.append(f"| {i} | `{d.id}`{cons} | {d.severity} | {d.confidence:.2f} | {first} |")
+    for d in shown[:1] + [d for d in shown[1:] if d.severity == "failure" and not d.consequence_of][:1]:
+        out += ["", f"### {d.title}", "", d.summary, "", "**Evidence**", "", "```"]
+        out += [f"{e.line:>6}  {e.text}" for e in d.evidence]
+        out += ["```", "", "**Checks**", ""]
+        out += [f"- {MARK[c.status]} {c.text}" + (f" — {c.detail}" if c.detail else "") for c in d.checks]
+        if d.rejected_siblings:
+            out += ["", "**Why not**", ""]
+            out += [f"- `{r.id}`: {r.reason}" for r in d.rejected_siblings]
+        out += ["", "**Fix**", ""]
+        out += [f"{i}. {f.do}" + (f" _Why: {f.why}_" if f.why else "") for i, f in enumerate(d.fix, 1)]
+        out += ["", "**Sources**: " + ", ".join(f"<{s.url}>" for s in d.sources)]
+    return "\n".join(out) + "\n"

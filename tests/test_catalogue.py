@@ -1,0 +1,71 @@
+"""Every reference x every example, every baseline log, and the labelled corpus, on the real catalogue."""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from faultlens import catalogue as catalogue_mod
+from faultlens import lint
+from faultlens.api import diagnose
+
+CATALOGUE = ROOT / "catalogue"
+REFS = catalogue_mod.load(CATALOGUE).references
+
+
+def _examples():
+    for ref in REFS:
+        matches, nomatches = lint.example_files(ref.path)
+        for log in matches:
+            yield pytest.param(ref.id, log, True, id=f"{ref.id}/{log.name}")
+        for log in nomatches:
+            yield pytest.param(ref.id, log, False, id=f"{ref.id}/{log.name}")
+
+
+@pytest.mark.parametrize("ref_id,log,should_match", list(_examples()))
+def test_example(real_scanner, ref_id, log, should_match):
+    meta = lint.read_sidecar(log)
+    assert meta.get("source"), f"{log}: sidecar with 'source:' missing"
+    report = diagnose(str(log), env=meta.get("facts") or None, scanner=real_scanner)
+    ranked = [d.id for d in report.diagnoses]
+    if should_match:
+        assert ranked and ranked[0] == ref_id, f"{log.name}: expected {ref_id} first, got {ranked[:3]}"
+    else:
+        assert not ranked or ranked[0] != ref_id, f"{log.name}: {ref_id} must not rank first"
+
+
+@pytest.mark.parametrize("ref_id", [r.id for r in REFS])
+def test_every_reference_has_both_kinds_of_example(ref_id):
+    ref = next(r for r in REFS if r.id == ref_id)
+    matches, nomatches = lint.example_files(ref.path)
+    assert matches, f"{ref_id}: no match example"
+    assert nomatches, f"{ref_id}: no nomatch example"
+
+
+BASELINE = sorted(p for p in (ROOT / "baseline").glob("*.log*"))
+
+
+def test_baseline_has_at_least_six_healthy_logs():
+    assert len(BASELINE) >= 6
+
+
+@pytest.mark.parametrize("log", BASELINE, ids=[p.name for p in BASELINE])
+def test_baseline_raises_no_failure(real_scanner, log):
+    report = diagnose(str(log), scanner=real_scanner)
+    assert report.failures == (), [(d.id, d.first) for d in report.failures]
+
+
+def test_static_lint_is_clean():
+    problems, refs = lint.check_files(CATALOGUE)
+    errors = [p for p in problems if p.level == "error"]
+    assert not errors, "\n".join(f"{p.where}: {p.message}" for p in errors)
+    assert len(refs) == len(REFS)
+
+
+def test_every_coverage_id_is_written_or_planned():
+    coverage = ROOT.parent / "shared" / "coverage.tsv"
+    if not coverage.is_file():
+        pytest.skip("shared/coverage.tsv is not beside this checkout")
+    wanted = {line.split("\t")[0] for line in coverage.read_text().splitlines()[1:] if line.strip()}
+    have = {r.id for r in REFS} | lint.planned_ids(CATALOGUE)
+    assert wanted <= have, sorted(wanted - have)

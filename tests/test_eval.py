@@ -1,0 +1,50 @@
+"""The labelled corpus of real public logs, through `faultlens eval`, with the README's thresholds."""
+
+import json
+
+from conftest import DATA, ROOT
+from faultlens import evaluation
+from faultlens.api import diagnose
+from faultlens.cli import main
+
+MIN_TOP1 = 0.9
+MAX_FALSE_ALARMS = 0
+
+
+def test_corpus_meets_thresholds(capsys):
+    code = main(["eval", str(ROOT / "corpus"), "--json", "--min-top1", str(MIN_TOP1),
+                 "--max-false-alarms", str(MAX_FALSE_ALARMS)])
+    data = json.loads(capsys.readouterr().out)
+    assert data["entries"] >= 25
+    wrong = [o for o in data["outcomes"] if not o["top1"]]
+    assert code == 0, f"top-1 {data['top1']}, false alarms {data['false_alarms']}, wrong: {wrong}"
+
+
+def test_corpus_entries_cite_sources():
+    for entry in evaluation.load_corpus(ROOT / "corpus"):
+        assert entry.source.startswith("https://"), entry.name
+
+
+def test_eval_counts_false_alarms_and_confusions(tmp_path, demo_scanner):
+    (tmp_path / "ok.log").write_text("all fine\n")
+    (tmp_path / "ok.yaml").write_text("expect: none\nsource: synthetic\n")
+    (tmp_path / "alarm.log").write_text("CUDA out of memory. Tried to allocate 1 GiB\n")
+    (tmp_path / "alarm.yaml").write_text("expect: none\nsource: synthetic\n")
+    (tmp_path / "conf.log").write_text("CUDA out of memory. Tried to allocate 1 GiB\n")
+    (tmp_path / "conf.yaml").write_text("expect: demo-watchdog\nsource: synthetic\n")
+    (tmp_path / "hit.log").write_text("CUDA out of memory. Tried to allocate 1 GiB\n")
+    (tmp_path / "hit.yaml").write_text("expect: demo-oom\nsource: synthetic\n")
+    summary = evaluation.run(tmp_path, lambda f: diagnose(f, scanner=demo_scanner))
+    data = summary.as_dict()
+    assert data["false_alarms"] == ["alarm"]
+    assert data["top1"] == 0.5
+    assert data["confusions"] == [{"expected": "demo-watchdog", "got": "demo-oom", "count": 1}]
+    assert data["per_reference"]["demo-oom"] == {"n": 1, "top1": 1, "top3": 1}
+
+
+def test_eval_thresholds_set_exit_code(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FAULTLENS_CATALOGUE", str(DATA / "catalogue"))
+    (tmp_path / "conf.log").write_text("CUDA out of memory. Tried to allocate 1 GiB\n")
+    (tmp_path / "conf.yaml").write_text("expect: demo-watchdog\nsource: synthetic\n")
+    assert main(["eval", str(tmp_path), "--min-top1", "0.9"]) == 1
+    assert main(["eval", str(tmp_path)]) == 0

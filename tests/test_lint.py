@@ -1,0 +1,108 @@
+"""`faultlens lint` catches what it promises to, with messages that say how to fix."""
+
+import shutil
+
+import pytest
+
+from conftest import DATA
+from faultlens import lint
+from faultlens.api import diagnose
+from faultlens.engine.compile import build
+from faultlens import catalogue as catalogue_mod
+
+
+@pytest.fixture
+def cat(tmp_path):
+    root = tmp_path / "catalogue"
+    shutil.copytree(DATA / "catalogue", root)
+    return root
+
+
+def messages(root):
+    problems, _ = lint.check_files(root)
+    return [f"{p.where}: {p.message}" for p in problems if p.level == "error"]
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_clean_catalogue(cat):
+    assert messages(cat) == []
+
+
+def test_missing_sources_says_how_to_fix(cat):
+    ref = cat / "memory" / "demo-oom" / "reference.yaml"
+    text = ref.read_text()
+    ref.write_text(text[: text.index("sources:")])
+    assert any("add a field called 'sources' with at least one https:// URL" in m for m in messages(cat))
+
+
+def test_regex_that_hyperscan_rejects(cat):
+    edit(cat / "memory" / "demo-oom" / "reference.yaml", "CUDA out of memory\\. Tried",
+         "(?<=CUDA )out of memory\\. Tried")
+    assert any("Hyperscan cannot compile" in m for m in messages(cat))
+
+
+def test_regex_matching_empty_line(cat):
+    edit(cat / "memory" / "demo-oom" / "reference.yaml", "'CUDA out of memory\\. Tried to allocate'",
+         "'(CUDA)?'")
+    assert any("matches an empty line" in m for m in messages(cat))
+
+
+def test_folder_must_equal_id_and_category(cat):
+    shutil.move(cat / "memory" / "demo-oom", cat / "demo" / "demo-oom-renamed")
+    found = messages(cat)
+    assert any("differs from its folder" in m for m in found)
+    assert any("differs from the parent folder" in m for m in found)
+
+
+def test_duplicate_ids(cat):
+    shutil.copytree(cat / "memory" / "demo-oom", cat / "demo" / "demo-oom")
+    edit(cat / "demo" / "demo-oom" / "reference.yaml", "category: memory", "category: demo")
+    assert any("already used" in m for m in messages(cat))
+
+
+def test_unknown_sibling_and_planned_sibling(cat):
+    edit(cat / "distributed" / "demo-watchdog" / "reference.yaml", "downstream_of: [demo-oom]",
+         "downstream_of: [demo-oom, not-a-ref, later-ref]")
+    (cat / "planned.txt").write_text("later-ref\tcatalogue-9\n")
+    problems, _ = lint.check_files(cat)
+    errors = [p.message for p in problems if p.level == "error"]
+    warnings = [p.message for p in problems if p.level == "warning"]
+    assert any("'not-a-ref' is not a reference" in m for m in errors)
+    assert any("'later-ref' is planned" in m for m in warnings)
+
+
+def test_undefined_signal_name(cat):
+    edit(cat / "memory" / "demo-oom" / "reference.yaml", "all: [oom]", "all: [oom, ghost]")
+    assert any("'ghost' is not a signal" in m for m in messages(cat))
+
+
+def test_examples_must_behave(cat):
+    ex = cat / "memory" / "demo-oom" / "examples"
+    ex.mkdir()
+    (ex / "match-ok.log").write_text("CUDA out of memory. Tried to allocate 1 GiB\n")
+    (ex / "match-ok.yaml").write_text("source: synthetic\n")
+    (ex / "match-wrong.log").write_text("nothing here\n")
+    (ex / "nomatch-wrong.log").write_text("CUDA out of memory. Tried to allocate 1 GiB\n")
+    scanner = build(catalogue_mod.load(cat))
+    refs = [r for r in scanner.catalogue.references if r.id == "demo-oom"]
+    problems = lint.check_examples(refs, lambda p, f: diagnose(p, env=f, scanner=scanner))
+    text = "\n".join(f"{p.where}: {p.message}" for p in problems)
+    assert "match-wrong.log: must rank demo-oom first, but got nothing" in text
+    assert "nomatch-wrong.log: must not rank demo-oom first" in text
+    assert "add match-wrong.yaml with 'source:'" in text
+    assert "match-ok.log" not in text
+
+
+def test_baseline_failure_is_reported(cat, tmp_path):
+    base = tmp_path / "baseline"
+    base.mkdir()
+    (base / "healthy.log").write_text("CUDA out of memory. Tried to allocate 1 GiB\n")
+    (base / "healthy.yaml").write_text("source: synthetic\n")
+    scanner = build(catalogue_mod.load(cat))
+    problems = lint.check_baseline(base, lambda p, f: diagnose(p, env=f, scanner=scanner))
+    assert any("diagnosed as failure demo-oom" in p.message for p in problems)
