@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import catalogue as catalogue_mod
 from ..errors import CatalogueError
 
-ENGINE_VERSION = 3
+ENGINE_VERSION = 4
 FACTS_DIR = Path(__file__).resolve().parent.parent / "facts"
 
 STRUCTURE = {
@@ -42,6 +42,9 @@ class Scanner:
     expressions: list[str]
     owners: list[list[tuple[str, str, str]]]
     """For each pattern id: (kind, owner, name) with kind signal|fact|structure."""
+    every_hit: list[bool]
+    """Per pattern id: report every matching line (error signals, structure), or only the
+    first per chunk (facts, context signals: their presence and first line is what counts)."""
     facts: list[FactPattern]
     gpus: dict[str, str]
     db_bytes: bytes = b""
@@ -79,11 +82,13 @@ def _load_yaml(path: Path):
     return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-def hs_compile(expressions: list[str]):
+def hs_compile(expressions: list[str], every_hit: list[bool] | None = None):
     """Compile with Hyperscan; raise CatalogueError naming the first pattern that fails."""
     import hyperscan
 
-    flags = [hyperscan.HS_FLAG_MULTILINE] * len(expressions)
+    every_hit = every_hit or [True] * len(expressions)
+    flags = [hyperscan.HS_FLAG_MULTILINE | (0 if every else hyperscan.HS_FLAG_SINGLEMATCH)
+             for every in every_hit]
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     try:
         db.compile(expressions=[e.encode() for e in expressions], ids=list(range(len(expressions))),
@@ -138,9 +143,12 @@ def build(cat: catalogue_mod.Catalogue) -> Scanner:
             raise CatalogueError(f"Python cannot compile the pattern {expr!r}: {exc}") from None
     import hyperscan
 
-    db_bytes = hyperscan.dumpb(hs_compile(expressions))
-    return Scanner(catalogue=cat, expressions=expressions, owners=owners, facts=facts, gpus=gpus,
-                   db_bytes=db_bytes)
+    levels = {(ref.id, sig.name): sig.level for ref in cat.references for sig in ref.signals.values()}
+    every_hit = [any(kind == "structure" or (kind == "signal" and levels[(o, n)] == "error")
+                     for kind, o, n in own) for own in owners]
+    db_bytes = hyperscan.dumpb(hs_compile(expressions, every_hit))
+    return Scanner(catalogue=cat, expressions=expressions, owners=owners, every_hit=every_hit,
+                   facts=facts, gpus=gpus, db_bytes=db_bytes)
 
 
 def cache_dir() -> Path:

@@ -19,25 +19,19 @@ MAX_TRACEBACKS = 256
 TRACEBACK_WINDOW = 400
 MAX_KEPT_LINE = 8192
 MAX_WINDOW_LINE = 1024
-PRUNE_AT = 20000
 
 
 @dataclass
 class PatternHits:
     first: list[int] = field(default_factory=list)
     last: deque = field(default_factory=lambda: deque(maxlen=LAST_HITS))
+    """(line number, bytes) of the latest hits past the first ones; old ones fall out."""
     count: int = 0
-
-    def add(self, line: int) -> None:
-        self.count += 1
-        if len(self.first) < FIRST_HITS:
-            self.first.append(line)
-        else:
-            self.last.append(line)
 
     @property
     def lines(self) -> list[int]:
-        return self.first + [n for n in self.last if n not in self.first]
+        kept = set(self.first)
+        return self.first + [n for n, _ in self.last if n not in kept]
 
 
 @dataclass
@@ -47,8 +41,8 @@ class FileScan:
     hits: dict[int, PatternHits] = field(default_factory=dict)
     lines: dict[int, bytes] = field(default_factory=dict)
     """Raw bytes of every kept line, by line number."""
-    windows: list[tuple[int, list[tuple[int, bytes]]]] = field(default_factory=list)
-    """(traceback header line, [(line, bytes) of the lines after it])."""
+    windows: list[tuple[int, bytes, list[tuple[int, bytes]]]] = field(default_factory=list)
+    """(traceback header line, its bytes, [(line, bytes) of the lines after it])."""
 
 
 def scan_file(scanner: Scanner, path, display_name: str | None = None,
@@ -91,16 +85,20 @@ def scan_file(scanner: Scanner, path, display_name: str | None = None,
             hits = result.hits.get(pid)
             if hits is None:
                 hits = result.hits[pid] = PatternHits()
-            hits.add(line_no)
-            if line_no not in result.lines:
-                stop = chunk.find(b"\n", start)
-                stop = len(chunk) if stop < 0 else stop
-                # an over-long line keeps the bytes around the match, not its head
-                lo = start if end - start <= MAX_KEPT_LINE else end - MAX_KEPT_LINE // 2
-                result.lines[line_no] = chunk[lo:min(stop, lo + MAX_KEPT_LINE)]
+            hits.count += 1
+            stop = chunk.find(b"\n", start)
+            stop = len(chunk) if stop < 0 else stop
+            # an over-long line keeps the bytes around the match, not its head
+            lo = start if end - start <= MAX_KEPT_LINE else end - MAX_KEPT_LINE // 2
+            raw = chunk[lo:min(stop, lo + MAX_KEPT_LINE)]
+            if len(hits.first) < FIRST_HITS:
+                hits.first.append(line_no)
+                result.lines.setdefault(line_no, raw)
+            else:
+                hits.last.append((line_no, raw))
             if pid in traceback_ids and len(result.windows) < MAX_TRACEBACKS:
                 window: list[tuple[int, bytes]] = []
-                result.windows.append((line_no, window))
+                result.windows.append((line_no, raw, window))
                 state = [TRACEBACK_WINDOW, window, line_no + 1]
                 nl = chunk.find(b"\n", start)
                 if nl >= 0:
@@ -108,9 +106,9 @@ def scan_file(scanner: Scanner, path, display_name: str | None = None,
                 if state[0] > 0:
                     open_windows.append(state)
         open_windows[:] = [w for w in open_windows if w[0] > 0]
-        if len(result.lines) > PRUNE_AT:
-            _prune_unkept(result)
-    _prune_unkept(result)
+    for hits in result.hits.values():
+        for n, raw in hits.last:
+            result.lines.setdefault(n, raw)
     return result
 
 
@@ -140,13 +138,3 @@ def _extend_windows(windows: list[list], chunk: bytes, first_line: int, offset: 
         k = min(w[0], len(taken))
         w[1].extend(taken[:k])
         w[0] -= k
-
-
-def _prune_unkept(result: FileScan) -> None:
-    """Drop bytes of lines that only hit patterns whose kept lists no longer include them."""
-    kept = set()
-    for hits in result.hits.values():
-        kept.update(hits.first)
-        kept.update(hits.last)
-    for n in [n for n in result.lines if n not in kept]:
-        del result.lines[n]

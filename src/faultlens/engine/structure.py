@@ -82,10 +82,8 @@ def observe(scanner: Scanner, scans: list[FileScan]) -> Observations:
                     key = (owner, name)
                     # lines beyond the kept ones were counted but not verified
                     obs.counts[key] = obs.counts.get(key, 0) + max(hits.count, verified)
-        for header_no, window in fs.windows:
-            if header_no not in decoded:
-                continue
-            head = line_at(header_no)
+        for header_no, header_raw, window in fs.windows:
+            head = to_line(fs.name, header_no, _decode(header_raw, obs))
             body = [to_line(fs.name, n, _decode(raw, obs)) for n, raw in window]
             same = [ln for ln in body if ln.prefix.key == head.prefix.key]
             tb = parse_traceback([head] + same)

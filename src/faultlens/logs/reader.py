@@ -22,9 +22,10 @@ from ..errors import InputError
 CHUNK_SIZE = 8 << 20
 MAX_LINE = 1 << 20
 BINARY_PROBE = 64 << 10
+BZ2_BLOCK = b"\x31\x41\x59\x26\x53\x59"  # a bzip2 block header follows "BZh<level>"
 
 MAGIC = (
-    (b"\x1f\x8b", "gzip"),
+    (b"\x1f\x8b\x08", "gzip"),
     (b"BZh", "bzip2"),
     (b"\xfd7zXZ\x00", "xz"),
     (b"\x28\xb5\x2f\xfd", "zstd"),
@@ -94,10 +95,10 @@ def open_log(path: str, stats: ReadStats):
     raw = _open_path(path)
     if not hasattr(raw, "peek"):
         raw = io.BufferedReader(raw)
-    head = _peek(raw, 8)
+    head = _peek(raw, 10)
     stream = raw
     for magic, kind in MAGIC:
-        if head.startswith(magic):
+        if head.startswith(magic) and (kind != "bzip2" or head[3:4].isdigit() and head[4:10] == BZ2_BLOCK):
             stats.compression = kind
             stream = _decompressor(kind, raw)
             break
