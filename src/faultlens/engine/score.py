@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..facts.extract import compare
@@ -51,8 +52,21 @@ class Candidate:
         return errs
 
     @property
-    def specificity(self) -> int:
-        return len(self.evidence_names)
+    def specificity(self) -> tuple[int, int]:
+        """More matched signals first; then the longer literal text of the matched error
+        patterns, so "cannot import name '_get_socket_with_port'" beats a bare "ImportError: "."""
+        fp = self.ref.fingerprint
+        literal = max((literal_length(self.ref.signals[n].regex) for n in fp.all + fp.any
+                       if self.present.get(n)), default=0)
+        return (len(self.evidence_names), literal)
+
+
+_META = re.compile(r"\\[dDsSwWbBAZ]|\[[^\]]*\]|\{\d+(,\d*)?\}|\(\?[a-zA-Z:]*\)?|[.*+?()|^$]")
+
+
+def literal_length(regex: str) -> int:
+    """Roughly how many literal characters a pattern requires (classes and operators removed)."""
+    return len(_META.sub("", regex).replace("\\", ""))
 
 
 def signal_desc(ref: Reference, name: str) -> str:
