@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..logs.reader import CHUNK_SIZE, ReadStats, iter_chunks
+from ..logs.reader import CHUNK_SIZE, ReadStats, iter_blocks
 from .compile import Scanner
 
 FIRST_HITS = 64
@@ -57,25 +57,27 @@ def scan_file(scanner: Scanner, path, display_name: str | None = None,
     open_windows: list[list] = []  # [remaining, lines]
     events: list[tuple[int, int]] = []
     on_match = _collector(events)
-    for chunk, first_line in iter_chunks(path, stats, chunk_size=chunk_size):
+    for buf, begin, stop_at, first_line in iter_blocks(path, stats, chunk_size=chunk_size):
         if open_windows:
-            _extend_windows(open_windows, chunk, first_line, 0)
+            _extend_windows(open_windows, buf, begin, stop_at, first_line)
         if progress is not None:
             progress(stats.bytes)
         events.clear()
-        db.scan(chunk, match_event_handler=on_match)
+        with memoryview(buf) as view:
+            db.scan(view[begin:stop_at], match_event_handler=on_match)
         if not events:
             continue
         events.sort()
-        cursor = 0
+        cursor = begin
         line_no = first_line
         last_line_start = -1
         seen_here: set[int] = set()
-        for end, pid in events:
+        for rel_end, pid in events:
+            end = begin + rel_end
             # the line holding the match's last byte
-            start = chunk.rfind(b"\n", 0, max(end - 1, 0)) + 1
+            start = buf.rfind(b"\n", begin, max(end - 1, begin)) + 1 or begin
             if start != last_line_start:
-                line_no += chunk.count(b"\n", cursor, start)
+                line_no += buf.count(b"\n", cursor, start)
                 cursor = start
                 last_line_start = start
                 seen_here.clear()
@@ -86,11 +88,11 @@ def scan_file(scanner: Scanner, path, display_name: str | None = None,
             if hits is None:
                 hits = result.hits[pid] = PatternHits()
             hits.count += 1
-            stop = chunk.find(b"\n", start)
-            stop = len(chunk) if stop < 0 else stop
+            stop = buf.find(b"\n", start, stop_at)
+            stop = stop_at if stop < 0 else stop
             # an over-long line keeps the bytes around the match, not its head
             lo = start if end - start <= MAX_KEPT_LINE else end - MAX_KEPT_LINE // 2
-            raw = chunk[lo:min(stop, lo + MAX_KEPT_LINE)]
+            raw = bytes(buf[lo:min(stop, lo + MAX_KEPT_LINE)])
             if len(hits.first) < FIRST_HITS:
                 hits.first.append(line_no)
                 result.lines.setdefault(line_no, raw)
@@ -100,9 +102,8 @@ def scan_file(scanner: Scanner, path, display_name: str | None = None,
                 window: list[tuple[int, bytes]] = []
                 result.windows.append((line_no, raw, window))
                 state = [TRACEBACK_WINDOW, window, line_no + 1]
-                nl = chunk.find(b"\n", start)
-                if nl >= 0:
-                    _extend_windows([state], chunk, line_no + 1, nl + 1)
+                if stop < stop_at:
+                    _extend_windows([state], buf, stop + 1, stop_at, line_no + 1)
                 if state[0] > 0:
                     open_windows.append(state)
         open_windows[:] = [w for w in open_windows if w[0] > 0]
@@ -121,17 +122,16 @@ def _collector(events: list):
     return on_match
 
 
-def _extend_windows(windows: list[list], chunk: bytes, first_line: int, offset: int) -> None:
-    """Append the next lines of `chunk` (from `offset`) to every open traceback window."""
+def _extend_windows(windows: list[list], buf: bytearray, pos: int, size: int,
+                    first_line: int) -> None:
+    """Append the lines of buf[pos:size] to every open traceback window, as far as each needs."""
     need = max(w[0] for w in windows)
-    pos = offset
     taken: list[tuple[int, bytes]] = []
     n = first_line
-    size = len(chunk)
     while len(taken) < need and pos < size:
-        nl = chunk.find(b"\n", pos)
+        nl = buf.find(b"\n", pos, size)
         stop = size if nl < 0 else nl
-        taken.append((n, chunk[pos:min(stop, pos + MAX_WINDOW_LINE)]))
+        taken.append((n, bytes(buf[pos:min(stop, pos + MAX_WINDOW_LINE)])))
         n += 1
         pos = stop + 1
     for w in windows:

@@ -122,9 +122,9 @@ def _decompressor(kind: str, raw):
     return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True))
 
 
-def _read(stream, n: int, stats: ReadStats) -> bytes:
+def _readinto(stream, view: memoryview, stats: ReadStats) -> int:
     try:
-        return stream.read(n)
+        return stream.readinto(view) or 0
     except (EOFError, OSError, lzma.LZMAError, ValueError) as exc:
         msg = str(exc) or type(exc).__name__
         raise InputError(f"{stats.name}: {stats.compression or 'file'} stream is corrupt or truncated "
@@ -135,58 +135,68 @@ def _read(stream, n: int, stats: ReadStats) -> bytes:
         raise InputError(f"{stats.name}: cannot decompress: {exc}") from None
 
 
-def iter_chunks(path: str, stats: ReadStats, chunk_size: int = CHUNK_SIZE,
-                max_line: int = MAX_LINE) -> Iterator[tuple[bytes, int]]:
-    """Yield (chunk, number of its first line); every chunk ends at a line boundary.
+def iter_blocks(path, stats: ReadStats, chunk_size: int = CHUNK_SIZE,
+                max_line: int = MAX_LINE) -> Iterator[tuple[bytearray, int, int, int]]:
+    """Yield (buffer, start, end, number of the first line) with buffer[start:end] line-aligned.
 
-    A line longer than `max_line` is split into pieces that keep the same line number.
+    The buffer is reused: a consumer must copy what it keeps before asking for the next block.
+    No bytes are copied on the way (one `readinto` per block), which is what keeps the scan at
+    memory speed. A line longer than `max_line` is split into pieces that keep its line number.
     """
     stream = open_log(path, stats)
-    carry = b""
+    buf = bytearray(chunk_size + max_line)
+    view = memoryview(buf)
+    have = 0
     line_no = 1
-    last = b"\n"
+    last_byte = 10  # b"\n"
     first = True
     try:
         while True:
-            data = _read(stream, chunk_size, stats)
+            n = _readinto(stream, view[have:have + chunk_size], stats)
             if first:
                 first = False
-                if not data:
+                if not n:
                     raise InputError("standard input is empty" if path == "-"
                                      else f"{stats.name}: is empty",
                                      tip="pass the log of the failed run")
-                if b"\x00" in data[:BINARY_PROBE]:
+                if buf.find(b"\x00", 0, min(n, BINARY_PROBE)) >= 0:
                     raise InputError(f"{stats.name}: looks like a binary file, not a text log",
                                      tip="pass the text log (compressed logs are fine)")
-            if not data:
+            if not n:
                 break
-            stats.bytes += len(data)
-            buf = carry + data if carry else data
-            cut = buf.rfind(b"\n") + 1
-            if cut == 0:
-                if len(buf) < max_line:
-                    carry = buf
-                    continue
-                cut = max_line
-                stats.split_lines += 1
-            pieces = [buf[:cut]]
-            carry = buf[cut:]
-            while len(carry) > max_line:
-                # the tail of an over-long line: emit it in max_line pieces
-                pieces.append(carry[:max_line])
-                carry = carry[max_line:]
-                stats.split_lines += 1
-            for chunk in pieces:
-                yield chunk, line_no
-                line_no += chunk.count(b"\n")
-                last = chunk[-1:]
-        if carry:
-            yield carry, line_no
-            last = carry[-1:]
+            stats.bytes += n
+            total = have + n
+            start = 0
+            while start < total:
+                nl = buf.rfind(b"\n", start, total)
+                if nl >= 0:
+                    cut = nl + 1
+                elif total - start >= max_line:
+                    cut = start + max_line
+                    stats.split_lines += 1
+                else:
+                    break
+                yield buf, start, cut, line_no
+                line_no += buf.count(b"\n", start, cut)
+                last_byte = buf[cut - 1]
+                start = cut
+            have = total - start
+            if have and start:
+                buf[:have] = bytes(view[start:total])
+        if have:
+            yield buf, 0, have, line_no
+            last_byte = buf[have - 1]
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    stats.lines = line_no - 1 + (0 if last == b"\n" else 1)
+    stats.lines = line_no - 1 + (0 if last_byte == 10 else 1)
     if stats.split_lines:
         stats.warnings.append(f"{stats.name}: lines longer than {max_line >> 20} MiB were split "
                               f"({stats.split_lines} pieces)")
+
+
+def iter_chunks(path, stats: ReadStats, chunk_size: int = CHUNK_SIZE,
+                max_line: int = MAX_LINE) -> Iterator[tuple[bytes, int]]:
+    """Like `iter_blocks`, but each chunk is an independent bytes object (a copy)."""
+    for buf, start, end, line_no in iter_blocks(path, stats, chunk_size, max_line):
+        yield bytes(buf[start:end]), line_no

@@ -1,0 +1,72 @@
+"""Scan time with the catalogue and with 10x as many references (synthetic copies with new ids
+and distinct literals), on the same generated log.
+
+usage: python bench/scale.py [--size-mb 256] [--factor 10] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _common import OUT, HERE, faultlens_cmd, median_run
+
+ROOT = HERE.parent
+
+
+def multiply(src: Path, dst: Path, factor: int) -> int:
+    """Copy the catalogue `factor` times; copy k renames ids and adds a literal to every regex."""
+    shutil.copytree(src, dst)
+    count = 0
+    for ref in sorted(src.glob("*/*/reference.yaml")):
+        text = ref.read_text()
+        count += 1
+        for k in range(1, factor):
+            rid = ref.parent.name
+            new_id = f"{rid}-x{k}"
+            folder = dst / ref.parent.parent.name / new_id
+            folder.mkdir(parents=True)
+            body = text.replace(f"id: {rid}\n", f"id: {new_id}\n", 1)
+            # make every pattern distinct so Hyperscan cannot merge the copies
+            body = re.sub(r"(\n\s+regex: )'", rf"\1'copy{k} ", body)
+            body = re.sub(r'(\n\s+regex: )"', rf'\1"copy{k} ', body)
+            (folder / "reference.yaml").write_text(body)
+            count += 1
+    return count
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size-mb", type=int, default=256)
+    ap.add_argument("--factor", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    OUT.mkdir(exist_ok=True)
+    log = OUT / f"noise-{args.size_mb}mb.log"
+    if not log.exists():
+        subprocess.run([sys.executable, str(HERE / "generate_log.py"), str(log), "--size-mb",
+                        str(args.size_mb)], check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        big = Path(tmp) / "catalogue"
+        n_big = multiply(ROOT / "catalogue", big, args.factor)
+        n_small = len(list((ROOT / "catalogue").glob("*/*/reference.yaml")))
+        rows = []
+        for label, cat in (("catalogue", ROOT / "catalogue"), (f"{args.factor}x", big)):
+            env = {**os.environ, "FAULTLENS_CATALOGUE": str(cat), "FAULTLENS_CACHE": str(Path(tmp) / label)}
+            cmd = faultlens_cmd() + ["diagnose", "--json", str(log)]
+            median_run(cmd, 1, env)  # compile and cache the scanner
+            rows.append((label, median_run(cmd, args.repeat, env)[0]))
+    print(f"log: {log.name}; references: {n_small} vs {n_big}")
+    for label, t in rows:
+        print(f"  {label:<10} {t:6.2f} s")
+    print(f"scan time ratio {args.factor}x/1x: {rows[1][1] / rows[0][1]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
