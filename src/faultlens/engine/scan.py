@@ -45,28 +45,32 @@ class FileScan:
     """(traceback header line, its bytes, [(line, bytes) of the lines after it])."""
 
 
-def scan_file(scanner: Scanner, path, display_name: str | None = None,
-              progress=None, chunk_size: int = CHUNK_SIZE) -> FileScan:
-    """Scan one log. `progress(bytes_read)` is called after every chunk when given."""
-    stats = ReadStats(name=display_name or path)
-    result = FileScan(name=stats.name, stats=stats)
-    db = scanner.database
-    owners = scanner.owners
-    traceback_ids = {pid for pid, own in enumerate(owners)
-                     if any(kind == "structure" and name == "traceback" for kind, _, name in own)}
-    open_windows: list[list] = []  # [remaining, lines]
-    events: list[tuple[int, int]] = []
-    on_match = _collector(events)
-    for buf, begin, stop_at, first_line in iter_blocks(path, stats, chunk_size=chunk_size):
-        if open_windows:
-            _extend_windows(open_windows, buf, begin, stop_at, first_line)
-        if progress is not None:
-            progress(stats.bytes)
+class BlockScanner:
+    """Scans line-aligned blocks of one log as they arrive (a whole file, or a live stream)."""
+
+    def __init__(self, scanner: Scanner, result: FileScan):
+        self.result = result
+        self.db = scanner.database
+        self.traceback_ids = {pid for pid, own in enumerate(scanner.owners)
+                              if any(k == "structure" and n == "traceback" for k, _, n in own)}
+        self.open_windows: list[list] = []  # [remaining, lines, next line]
+        self.events: list[tuple[int, int]] = []
+        self.on_match = _collector(self.events)
+
+    def feed(self, buf, begin: int, stop_at: int, first_line: int) -> bool:
+        """Scan buf[begin:stop_at], whose first line is `first_line`; True if anything was kept."""
+        result = self.result
+        grew = False
+        if self.open_windows:
+            _extend_windows(self.open_windows, buf, begin, stop_at, first_line)
+            grew = True
+        events = self.events
         events.clear()
         with memoryview(buf) as view:
-            db.scan(view[begin:stop_at], match_event_handler=on_match)
+            self.db.scan(view[begin:stop_at], match_event_handler=self.on_match)
         if not events:
-            continue
+            self.open_windows[:] = [w for w in self.open_windows if w[0] > 0]
+            return grew
         events.sort()
         cursor = begin
         line_no = first_line
@@ -98,19 +102,35 @@ def scan_file(scanner: Scanner, path, display_name: str | None = None,
                 result.lines.setdefault(line_no, raw)
             else:
                 hits.last.append((line_no, raw))
-            if pid in traceback_ids and len(result.windows) < MAX_TRACEBACKS:
+            if pid in self.traceback_ids and len(result.windows) < MAX_TRACEBACKS:
                 window: list[tuple[int, bytes]] = []
                 result.windows.append((line_no, raw, window))
                 state = [TRACEBACK_WINDOW, window, line_no + 1]
                 if stop < stop_at:
                     _extend_windows([state], buf, stop + 1, stop_at, line_no + 1)
                 if state[0] > 0:
-                    open_windows.append(state)
-        open_windows[:] = [w for w in open_windows if w[0] > 0]
-    for hits in result.hits.values():
-        for n, raw in hits.last:
-            result.lines.setdefault(n, raw)
-    return result
+                    self.open_windows.append(state)
+        self.open_windows[:] = [w for w in self.open_windows if w[0] > 0]
+        return True
+
+    def finish(self) -> FileScan:
+        """Make the latest hits of each pattern available as lines; call before observing."""
+        for hits in self.result.hits.values():
+            for n, raw in hits.last:
+                self.result.lines.setdefault(n, raw)
+        return self.result
+
+
+def scan_file(scanner: Scanner, path, display_name: str | None = None,
+              progress=None, chunk_size: int = CHUNK_SIZE) -> FileScan:
+    """Scan one log. `progress(bytes_read)` is called after every chunk when given."""
+    stats = ReadStats(name=display_name or (path if isinstance(path, str) else "<text>"))
+    block_scanner = BlockScanner(scanner, FileScan(name=stats.name, stats=stats))
+    for buf, begin, stop_at, first_line in iter_blocks(path, stats, chunk_size=chunk_size):
+        if progress is not None:
+            progress(stats.bytes)
+        block_scanner.feed(buf, begin, stop_at, first_line)
+    return block_scanner.finish()
 
 
 def _collector(events: list):
