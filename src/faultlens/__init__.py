@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "diagnose"]
+__all__ = ["__version__", "diagnose", "install"]
 
 
 def diagnose(source, *, env=None, catalogue=None):
@@ -15,3 +15,10 @@ def diagnose(source, *, env=None, catalogue=None):
     from .api import diagnose as _diagnose
 
     return _diagnose(source, env=env, catalogue=catalogue)
+
+
+def install(stream=None, top: int = 3) -> None:
+    """Opt-in: when the script dies of an uncaught exception, print faultlens' diagnosis of it."""
+    from .hook import install as _install
+
+    _install(stream=stream, top=top)

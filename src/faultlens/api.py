@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from .engine.compile import Scanner, load_scanner
@@ -40,6 +39,11 @@ def diagnose(source, *, env: dict | None = None, catalogue=None,
         step = None if progress is None else (lambda n, base=done: progress(base + n))
         scans.append(scan_file(scanner, src, name, progress=step))
         done += scans[-1].stats.bytes
+    return build_report(scanner, scans, env)
+
+
+def build_report(scanner: Scanner, scans: list, env: dict | None = None) -> Report:
+    """Rank the references against finished scans of one job's files."""
     obs = observe(scanner, scans)
     for key, value in (env or {}).items():
         obs.facts.setdefault(key, str(value))
@@ -48,10 +52,9 @@ def diagnose(source, *, env: dict | None = None, catalogue=None,
     diagnoses = rank(cands, obs)
     inputs = []
     for fs in scans:
-        warnings = list(fs.stats.warnings)
         inputs.append(InputFile(path=fs.name, bytes=fs.stats.bytes, lines=fs.stats.lines,
-                                compression=fs.stats.compression, warnings=tuple(warnings)))
-    if obs.invalid_utf8:
+                                compression=fs.stats.compression, warnings=tuple(fs.stats.warnings)))
+    if obs.invalid_utf8 and inputs:
         first = inputs[0]
         inputs[0] = InputFile(first.path, first.bytes, first.lines, first.compression,
                               first.warnings + (f"{obs.invalid_utf8} matched lines were not valid "
@@ -59,7 +62,3 @@ def diagnose(source, *, env: dict | None = None, catalogue=None,
     return Report(inputs=tuple(inputs), diagnoses=tuple(diagnoses), facts=dict(obs.facts),
                   tracebacks=tuple(obs.tracebacks), catalogue_digest=scanner.catalogue.digest,
                   reference_count=len(scanner.catalogue.references))
-
-
-def default_env_path() -> str | None:
-    return os.environ.get("FAULTLENS_ENV")

@@ -19,6 +19,7 @@ from .model import (
     FactCondition,
     Fingerprint,
     Fix,
+    Probe,
     Reference,
     Sibling,
     Signal,
@@ -185,6 +186,14 @@ def build_reference(data: dict, folder: Path) -> Reference:
                     for f in data.get("facts", ())),
         siblings=tuple(Sibling(s["id"], s["distinguish"]) for s in data.get("siblings", ())),
         downstream_of=tuple(data.get("downstream_of", ())),
+        preflight=tuple(FactCondition(c["fact"], c["op"], _value_str(c["value"]))
+                        for c in (data.get("preflight") or {}).get("all", ())),
+        preflight_explain=((data.get("preflight") or {}).get("explain") or "").strip(),
+        probes=tuple(Probe(id=p["id"], kind=p["kind"], explain=p["explain"].strip(),
+                           glob=p.get("glob"), bytes=int(p.get("bytes", 512)),
+                           pattern=p.get("pattern"), run=tuple(p.get("run", ())),
+                           name=p.get("name"), spec=p.get("spec"))
+                     for p in data.get("probes", ())),
         variants=tuple(
             Variant(id=v["id"], title=v["title"], all=tuple(v.get("all", ())),
                     any=tuple(v.get("any", ())),

@@ -102,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--max-false-alarms", type=int, default=None,
                     help="exit 1 when more healthy logs than this get a failure diagnosis")
     ev.add_argument("--json", action="store_true")
+
+    from .commands import register_all
+
+    register_all(sub)
     return p
 
 
@@ -333,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return COMMANDS[args.command](args)
+        handler = getattr(args, "handler", None) or COMMANDS[args.command]
+        return handler(args)
     except FaultlensError as exc:
         code = {InputError: EXIT_INPUT, CatalogueError: EXIT_CATALOGUE, UsageError: EXIT_USAGE}.get(
             type(exc), EXIT_PROBLEMS)

@@ -57,6 +57,22 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Probe:
+    """A read-only look at the environment; a hit means this reference's trap is present."""
+
+    id: str
+    kind: str
+    """file_header | command | package | env"""
+    explain: str
+    glob: str | None = None
+    bytes: int = 512
+    pattern: str | None = None
+    run: tuple[str, ...] = ()
+    name: str | None = None
+    spec: str | None = None
+
+
+@dataclass(frozen=True)
 class Fix:
     do: str
     why: str = ""
@@ -118,6 +134,10 @@ class Reference:
     siblings: tuple[Sibling, ...] = ()
     downstream_of: tuple[str, ...] = ()
     variants: tuple[Variant, ...] = ()
+    preflight: tuple[FactCondition, ...] = ()
+    """Conditions that together predict this failure from the environment alone."""
+    preflight_explain: str = ""
+    probes: tuple[Probe, ...] = ()
     path: str = ""
     """Folder of the reference, for lint messages and examples."""
 

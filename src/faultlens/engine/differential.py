@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..model import CheckResult, Diagnosis, Evidence, Line, Reference, Rejection
 from ..facts.extract import compare
+from ..redact import redact
 from .score import Candidate, signal_desc
 from .structure import Observations
 
@@ -139,7 +140,8 @@ def _evidence(c: Candidate, order: LineOrder) -> list[Evidence]:
         for ln in c.present[name][:4]:
             key = (ln.file, ln.number)
             if key not in seen:
-                seen[key] = Evidence(ln.file, ln.number, ln.text, name, ln.prefix.key, sig.explain)
+                seen[key] = Evidence(ln.file, ln.number, redact(ln.text), name, ln.prefix.key,
+                                     sig.explain)
     ordered = sorted(seen.values(), key=lambda e: (order.obs.file_order.get(e.file, 0), e.line))
     return ordered[:MAX_EVIDENCE]
 
@@ -153,7 +155,7 @@ def _checks(c: Candidate, facts: dict[str, str]) -> list[CheckResult]:
             status = "pass" if lines else chk.absent
             detail = f"line {lines[0].number}" if lines else ""
         elif chk.fact:
-            holds = compare(facts.get(chk.fact), chk.op or "==", chk.value or "")
+            holds = compare(facts.get(chk.fact), chk.op or "==", chk.value or "", facts)
             status = "unknown" if holds is None else ("pass" if holds else "fail")
             detail = f"{chk.fact} = {facts[chk.fact]}" if chk.fact in facts else f"{chk.fact} not known"
         else:
@@ -184,7 +186,7 @@ def diagnose(cands: list[Candidate], obs: Observations) -> list[Diagnosis]:
             variant=c.variant.id if c.variant else None,
             variant_title=c.variant.title if c.variant else None,
             consequence_of=c.consequence_of,
-            first=Evidence(first.file, first.number, first.text, "", first.prefix.key)
+            first=Evidence(first.file, first.number, redact(first.text), "", first.prefix.key)
             if first else None,
             score=round(c.score, 3),
         ))

@@ -95,7 +95,7 @@ def evaluate(ref: Reference, obs: Observations, rank) -> Candidate:
                      missing_all=missing_all, missing_any=missing_any)
     cand.negatives = [n for n in fp.none if present.get(n)]
     cand.order_ok = _order_ok(present, fp.order, rank)
-    cand.facts = [(cond, compare(obs.facts.get(cond.fact), cond.op, cond.value))
+    cand.facts = [(cond, compare(obs.facts.get(cond.fact), cond.op, cond.value, obs.facts))
                   for cond in ref.facts]
     if not cand.matched:
         return cand

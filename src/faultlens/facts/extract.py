@@ -60,8 +60,16 @@ def load_snapshot(path: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items() if v is not None and not isinstance(v, (dict, list))}
 
 
-def compare(actual: str | None, op: str, expected: str) -> bool | None:
-    """Evaluate `actual op expected`; None when the fact is unknown."""
+def compare(actual: str | None, op: str, expected: str,
+            facts: dict[str, str] | None = None) -> bool | None:
+    """Evaluate `actual op expected`; None when a fact is unknown.
+
+    `expected` may name another fact as '@name' (e.g. torch.cuda > @cuda.version).
+    """
+    if expected.startswith("@"):
+        expected = (facts or {}).get(expected[1:])
+        if expected is None:
+            return None
     if actual is None:
         return None
     if op == "matches":

@@ -1,0 +1,249 @@
+"""`faultlens watch FILE...|-`: follow growing logs and alert the moment a fingerprint completes."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+
+from ..errors import InputError, UsageError
+
+POLL_S = 0.05
+READ_SIZE = 1 << 20
+
+
+def register(sub) -> None:
+    w = sub.add_parser("watch", help="follow logs live and alert as failures appear",
+                       description="Follow one or more logs like 'tail -F' (rotation and "
+                                   "truncation survive) or read a pipe ('-'), raise an alert the "
+                                   "moment a reference's fingerprint completes, once per incident, "
+                                   "and print the final diagnosis when the stream ends or on Ctrl-C.")
+    w.add_argument("files", nargs="+", metavar="FILE", help="log files to follow, or '-' for a pipe")
+    add_alert_options(w)
+    w.add_argument("--from-end", action="store_true",
+                   help="skip what the files already hold; alert only on new lines")
+    w.add_argument("--idle-exit", type=float, metavar="SECONDS",
+                   help="stop after this long without new data (default: follow until interrupted)")
+    w.add_argument("--exit-code", action="store_true", help="exit 1 when a failure was alerted")
+    w.set_defaults(handler=cmd_watch)
+
+
+def add_alert_options(p) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object per line: alerts, then the final report")
+    p.add_argument("--webhook", metavar="URL", help="POST every alert as JSON to this URL")
+    p.add_argument("--slack", action="store_true",
+                   help="with --webhook: send Slack-compatible {\"text\": …} payloads")
+
+
+class AlertPrinter:
+    """Prints alerts (text or JSON lines) and posts them to a webhook in the background."""
+
+    def __init__(self, args, stream=None):
+        self.json = args.json
+        self.webhook = args.webhook
+        self.slack = args.slack
+        self.stream = stream or sys.stdout
+        self.failures = 0
+        self._threads: list[threading.Thread] = []
+        if self.slack and not self.webhook:
+            raise UsageError("--slack needs --webhook URL")
+
+    def alert(self, alert) -> None:
+        from ..render.json import diagnosis_dict
+
+        d = alert.diagnosis
+        if d.severity == "failure":
+            self.failures += 1
+        payload = {"type": "alert", "time": alert.raised_at, **diagnosis_dict(d)}
+        if self.json:
+            self.stream.write(json.dumps(payload) + "\n")
+        else:
+            self.stream.write(format_alert(d, alert.raised_at) + "\n")
+        self.stream.flush()
+        if self.webhook:
+            body = {"text": format_alert(d, alert.raised_at)} if self.slack else payload
+            t = threading.Thread(target=_post, args=(self.webhook, body), daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def final(self, report) -> None:
+        if self.json:
+            from ..render.json import report_dict
+
+            self.stream.write(json.dumps({"type": "report", **report_dict(report)}) + "\n")
+        else:
+            from ..render.text import render
+
+            self.stream.write("\n" + render(report, top=5) + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        for t in self._threads:
+            t.join(timeout=5)
+
+
+def format_alert(d, raised_at: float) -> str:
+    when = time.strftime("%H:%M:%S", time.localtime(raised_at))
+    where = ""
+    if d.first:
+        who = f"{d.first.process} " if d.first.process else ""
+        where = f"  {who}{d.first.file.rsplit('/', 1)[-1]}:{d.first.line}"
+    cons = f"  (consequence of {d.consequence_of})" if d.consequence_of else ""
+    lines = [f"faultlens ALERT {when} {d.severity.upper()} {d.id} ({d.confidence:.2f}){where}{cons}",
+             f"  {d.title}"]
+    lines += [f"  > {e.text[:200]}" for e in d.evidence[-3:]]
+    if d.fix:
+        lines.append(f"  fix: {d.fix[0].do[:300]}")
+    return "\n".join(lines)
+
+
+def _post(url: str, body: dict) -> None:
+    import urllib.request
+
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        urllib.request.urlopen(req, timeout=5).close()
+    except Exception as exc:  # the watcher must not die because a webhook is down
+        print(f"faultlens: warning: webhook {url} failed: {exc}", file=sys.stderr)
+
+
+class FileFollower:
+    """Follows one path like `tail -F`: reads what is new, reopens on rotation, rewinds on truncation."""
+
+    def __init__(self, path: str, from_end: bool):
+        self.path = path
+        self.name = path
+        self.fd = None
+        self.inode = None
+        self.pos = 0
+        self._open(from_end)
+
+    def _open(self, at_end: bool) -> bool:
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot open: {exc.strerror}") from None
+        st = os.fstat(fd)
+        if not os.path.isfile(self.path):
+            os.close(fd)
+            raise InputError(f"{self.path}: not a regular file")
+        self.fd, self.inode = fd, st.st_ino
+        self.pos = st.st_size if at_end else 0
+        os.lseek(fd, self.pos, os.SEEK_SET)
+        return True
+
+    def read(self) -> tuple[bytes, str | None]:
+        """(new bytes, event) where event is None, 'rotated' or 'truncated'."""
+        if self.fd is None:
+            return b"", ("rotated" if self._open(False) else None)
+        data = os.read(self.fd, READ_SIZE)
+        if data:
+            self.pos += len(data)
+            return data, None
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return b"", None  # rotated away, new file not there yet: keep the old one
+        if st.st_ino != self.inode:
+            os.close(self.fd)
+            self.fd = None
+            return b"", ("rotated" if self._open(False) else None)
+        if st.st_size < self.pos:
+            self.pos = 0
+            os.lseek(self.fd, 0, os.SEEK_SET)
+            return b"", "truncated"
+        return b"", None
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+
+
+def _pipe_reader(stream, out: queue.Queue) -> None:
+    fd = stream.fileno()
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            data = b""
+        out.put(data)
+        if not data:
+            return
+
+
+def cmd_watch(args) -> int:
+    from ..engine.compile import load_scanner
+    from ..live import LiveSession
+
+    if args.files.count("-") > 1:
+        raise UsageError("'-' (standard input) can be given only once")
+    for f in args.files:
+        if f != "-" and os.path.isdir(f):
+            raise InputError(f"{f}: is a directory", tip=f"pass the log files inside it, e.g. {f.rstrip('/')}/*.log")
+    printer = AlertPrinter(args)
+    session = LiveSession(load_scanner(args.catalogue))
+    followers = [FileFollower(f, args.from_end) for f in args.files if f != "-"]
+    names = {id(f): f.name for f in followers}
+    pipe_q: queue.Queue | None = None
+    if "-" in args.files:
+        pipe_q = queue.Queue()
+        threading.Thread(target=_pipe_reader, args=(sys.stdin.buffer, pipe_q), daemon=True).start()
+    stop = threading.Event()
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM,)}
+    last_data = time.monotonic()
+    pipe_open = pipe_q is not None
+    try:
+        while not stop.is_set():
+            got = False
+            for f in followers:
+                data, event = f.read()
+                if event:
+                    names[id(f)] = session.restart(f.name)
+                if data:
+                    session.feed(names[id(f)], data)
+                    got = True
+            if pipe_q is not None:
+                try:
+                    data = pipe_q.get(timeout=0 if followers else POLL_S)
+                    if data:
+                        session.feed("<stdin>", data)
+                        got = True
+                    else:
+                        session.flush("<stdin>")
+                        pipe_open = False
+                        pipe_q = None
+                except queue.Empty:
+                    pass
+            for alert in session.poll_alerts(force=not got):
+                printer.alert(alert)
+            if got:
+                last_data = time.monotonic()
+                continue
+            if not followers and not pipe_open:
+                break  # the pipe ended and there is nothing to follow
+            if args.idle_exit is not None and time.monotonic() - last_data > args.idle_exit:
+                break
+            if followers:
+                time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        for f in followers:
+            f.close()
+    for name in list(session.streams):
+        session.flush(name)
+    for alert in session.poll_alerts(force=True):
+        printer.alert(alert)
+    printer.final(session.report())
+    printer.close()
+    return 1 if args.exit_code and printer.failures else 0

@@ -1,0 +1,44 @@
+"""Remove secrets (tokens, keys, passwords in URLs) from text before it is stored or shown."""
+
+from __future__ import annotations
+
+import re
+
+MASK = "<redacted>"
+
+_PATTERNS = [
+    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), MASK),                                   # Hugging Face
+    (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), MASK),                           # AWS access key id
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}"), MASK),
+    (re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"), MASK),                   # OpenAI / Anthropic
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), MASK),                          # Slack
+    (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), MASK),                              # GitLab
+    (re.compile(r"(?i)\b(bearer|token)(\s+)[A-Za-z0-9._~+/-]{16,}=*"), rf"\1\2{MASK}"),
+    (re.compile(r"(?i)(authorization:\s*basic\s+)[A-Za-z0-9+/=]{8,}"), rf"\1{MASK}"),
+    # user:password@ in URLs
+    (re.compile(r"\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+@"), rf"\1{MASK}@"),
+    # NAME=value / NAME: value where the name says secret
+    (re.compile(r"(?i)\b([A-Z0-9_.-]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY"
+                r"|CREDENTIALS?)[A-Z0-9_]*)(\s*[=:]\s*)(['\"]?)[^\s'\",;]+"), rf"\1\2\3{MASK}"),
+]
+
+_SECRET_NAME = re.compile(r"(?i)(PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY"
+                          r"|CREDENTIAL|AUTH|SESSION|COOKIE)")
+
+
+def redact(text: str) -> str:
+    """Text with every secret-looking value replaced by <redacted>."""
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says its value is a secret."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def redact_env(name: str, value: str) -> str:
+    if is_secret_name(name):
+        return MASK
+    return redact(value)
