@@ -12,7 +12,7 @@ import time
 
 from ..errors import InputError, UsageError
 
-POLL_S = 0.05
+POLL_S = 0.02
 READ_SIZE = 1 << 20
 
 

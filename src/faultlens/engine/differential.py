@@ -39,18 +39,26 @@ def _shared_lines(a: Candidate, b: Candidate) -> list[Line]:
 
 
 def _apply_specificity(matched: list[Candidate]) -> None:
-    for a in matched:
-        for b in matched:
-            if a is b or a.specificity <= b.specificity:
-                continue
-            shared = _shared_lines(a, b)
-            if not shared:
-                continue
-            extra = [n for n in a.evidence_names if n not in b.ref.signals]
-            b.score -= SPECIFICITY_PENALTY
-            where = f"{shared[0].file}:{shared[0].number}"
-            b.notes.append(f"{a.ref.id} explains the same line ({where}) with more evidence"
-                           + (f": {', '.join(extra[:3])}" if extra else ""))
+    by_line: dict[tuple[str, int], list[Candidate]] = {}
+    for c in matched:
+        for ln in c.error_lines:
+            group = by_line.setdefault((ln.file, ln.number), [])
+            if not group or group[-1] is not c:
+                group.append(c)
+    done: set[tuple[int, int]] = set()
+    for (file, number), group in by_line.items():
+        if len(group) < 2:
+            continue
+        for a in group:
+            for b in group:
+                key = (id(a), id(b))
+                if a is b or key in done or a.specificity <= b.specificity:
+                    continue
+                done.add(key)
+                extra = [n for n in a.evidence_names if n not in b.ref.signals]
+                b.score -= SPECIFICITY_PENALTY
+                b.notes.append(f"{a.ref.id} explains the same line ({file}:{number}) with more evidence"
+                               + (f": {', '.join(extra[:3])}" if extra else ""))
 
 
 def _first_line(c: Candidate, order: LineOrder) -> Line | None:
@@ -128,7 +136,7 @@ def _rejections(d: Candidate, pos: dict[str, int], cands: dict[str, Candidate],
         rid = other.ref.id
         if rid == d.ref.id or rid in out or pos.get(rid, -1) < pos[d.ref.id]:
             continue
-        if _shared_lines(d, other) and other.notes:
+        if other.notes and _shared_lines(d, other):
             out[rid] = "; ".join(other.notes)
     return [Rejection(k, v) for k, v in out.items()]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..facts.extract import compare
 from ..model import FactCondition, Line, Reference, Variant
@@ -35,13 +36,13 @@ class Candidate:
     variant: Variant | None = None
     consequence_of: str | None = None
 
-    @property
+    @cached_property
     def evidence_names(self) -> list[str]:
         fp = self.ref.fingerprint
         names = list(dict.fromkeys(fp.all + fp.any + fp.support + fp.order))
         return [n for n in names if self.present.get(n)]
 
-    @property
+    @cached_property
     def error_lines(self) -> list[Line]:
         """Lines of the error-level signals that make the match (else of all matched signals)."""
         fp = self.ref.fingerprint
@@ -51,7 +52,7 @@ class Candidate:
             errs = [ln for n in names for ln in self.present[n]]
         return errs
 
-    @property
+    @cached_property
     def specificity(self) -> tuple[int, int]:
         """More matched signals first; then the longer literal text of the matched error
         patterns, so "cannot import name '_get_socket_with_port'" beats a bare "ImportError: "."""
