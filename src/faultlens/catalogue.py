@@ -189,6 +189,7 @@ def build_reference(data: dict, folder: Path) -> Reference:
         preflight=tuple(FactCondition(c["fact"], c["op"], _value_str(c["value"]))
                         for c in (data.get("preflight") or {}).get("all", ())),
         preflight_explain=((data.get("preflight") or {}).get("explain") or "").strip(),
+        preflight_severity=(data.get("preflight") or {}).get("severity", ""),
         probes=tuple(Probe(id=p["id"], kind=p["kind"], explain=p["explain"].strip(),
                            glob=p.get("glob"), bytes=int(p.get("bytes", 512)),
                            pattern=p.get("pattern"), run=tuple(p.get("run", ())),

@@ -137,6 +137,8 @@ class Reference:
     preflight: tuple[FactCondition, ...] = ()
     """Conditions that together predict this failure from the environment alone."""
     preflight_explain: str = ""
+    preflight_severity: str = ""
+    """Severity of a preflight finding, when it differs from `severity`."""
     probes: tuple[Probe, ...] = ()
     path: str = ""
     """Folder of the reference, for lint messages and examples."""

@@ -38,7 +38,7 @@ class Finding:
 
     @property
     def severity(self) -> str:
-        return self.ref.severity
+        return self.ref.preflight_severity or self.ref.severity
 
 
 def _describe(cond, facts: dict[str, str]) -> tuple[str, str]:

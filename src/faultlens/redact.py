@@ -42,3 +42,16 @@ def redact_env(name: str, value: str) -> str:
     if is_secret_name(name):
         return MASK
     return redact(value)
+
+
+def redact_json(value):
+    """A JSON-like value with every string redacted, and the string values of secret-named keys
+    (e.g. the fact `env.HF_TOKEN`) masked whole."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: MASK if isinstance(v, str) and is_secret_name(str(k)) else redact_json(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_json(v) for v in value]
+    return value
