@@ -69,3 +69,20 @@ def test_every_coverage_id_is_written_or_planned():
     wanted = {line.split("\t")[0] for line in coverage.read_text().splitlines()[1:] if line.strip()}
     have = {r.id for r in REFS} | lint.planned_ids(CATALOGUE)
     assert wanted <= have, sorted(wanted - have)
+
+
+def test_preflight_findings_on_a_gpu_node_snapshot():
+    """The real catalogue's preconditions against a snapshot of a misconfigured 8-GPU container."""
+    import json
+
+    from faultlens.preflight import preflight
+
+    snap = json.loads((ROOT / "tests" / "data" / "env" / "gpu-node-snapshot.json").read_text())
+    facts = {k: str(v) for k, v in snap["facts"].items()}
+    found = {f.ref.id: f for f in preflight(REFS, facts)}
+    assert {"cuda-driver-runtime-mismatch", "nccl-shm-namespace",
+            "vllm-batch-invariant-excludes-backends"} <= set(found)
+    assert found["cuda-driver-runtime-mismatch"].severity == "failure"
+    healthy = {**facts, "torch.cuda": "12.1", "shm.size_mb": "16384", "env.VLLM_BATCH_INVARIANT": "0"}
+    assert not {"cuda-driver-runtime-mismatch", "nccl-shm-namespace",
+                "vllm-batch-invariant-excludes-backends"} & {f.ref.id for f in preflight(REFS, healthy)}
