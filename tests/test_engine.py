@@ -141,3 +141,28 @@ def test_matches_across_chunk_boundaries_and_caps(demo_scanner, tmp_path):
     assert small.hits[pid].lines[0] == 301
     assert small.windows[0][0] == large.windows[0][0] == 501
     assert small.windows[0][1] == large.windows[0][1]
+
+
+def test_a_consequence_that_explains_a_generic_line_better_still_wins(tmp_path):
+    """A consequence-role reference with more evidence on the same line as a generic initiating one."""
+    import shutil
+    from conftest import DATA
+    from faultlens import catalogue as catalogue_mod
+    from faultlens.api import diagnose
+    from faultlens.engine.compile import build
+
+    cat = tmp_path / "cat"
+    shutil.copytree(DATA / "catalogue", cat)
+    ref = cat / "distributed" / "demo-watchdog" / "reference.yaml"
+    text = ref.read_text().replace(
+        "  watchdog: {regex: 'Watchdog caught collective operation timeout', level: error}",
+        "  watchdog: {regex: 'Watchdog caught collective operation timeout', level: error}\n"
+        "  generic_line: {regex: 'indices should be either on cpu or on the same device', level: error}\n"
+        "  pickled: {regex: 'pickled by the launcher'}")
+    text = text.replace("  all: [watchdog]", "  any: [watchdog, generic_line]\n  support: [pickled]")
+    ref.write_text(text)
+    scanner = build(catalogue_mod.load(cat))
+    log = "pickled by the launcher\nRuntimeError: indices should be either on cpu or on the same device\n"
+    report = diagnose(log, scanner=scanner)
+    assert [d.id for d in report.diagnoses][:2] == ["demo-watchdog", "demo-generic-index"]
+    assert report.top.consequence_of is None

@@ -57,6 +57,7 @@ def _apply_specificity(matched: list[Candidate]) -> None:
                 done.add(key)
                 extra = [n for n in a.evidence_names if n not in b.ref.signals]
                 b.score -= SPECIFICITY_PENALTY
+                b.outranked_by = b.outranked_by or a.ref.id
                 b.notes.append(f"{a.ref.id} explains the same line ({file}:{number}) with more evidence"
                                + (f": {', '.join(extra[:3])}" if extra else ""))
 
@@ -69,7 +70,8 @@ def _first_line(c: Candidate, order: LineOrder) -> Line | None:
 def _apply_causality(matched: list[Candidate], order: LineOrder) -> None:
     failures = [c for c in matched if c.ref.severity == "failure"]
     by_id = {c.ref.id: c for c in failures}
-    initiating = [c for c in failures if c.ref.role == "initiating"
+    # a reference whose line is better explained by another is not an initiating failure of its own
+    initiating = [c for c in failures if c.ref.role == "initiating" and not c.outranked_by
                   and not any(u in by_id for u in c.ref.downstream_of)]
     if len(initiating) > 1:
         firsts = {id(c): _first_line(c, order) for c in initiating}

@@ -35,6 +35,8 @@ class Candidate:
     """Adjustments made while ranking, in words (for rejected-sibling reasons)."""
     variant: Variant | None = None
     consequence_of: str | None = None
+    outranked_by: str | None = None
+    """Id of a reference that explains this one's error line with more evidence."""
 
     @cached_property
     def evidence_names(self) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json as _json
 
 from .. import __version__
-from ..model import Diagnosis, Report
+from ..model import Diagnosis, Reference, Report
 
 SCHEMA = 1
 
@@ -55,3 +55,17 @@ def report_dict(report: Report, top: int | None = None) -> dict:
 
 def render(report: Report, top: int | None = None) -> str:
     return _json.dumps(report_dict(report, top), indent=2, ensure_ascii=False)
+
+
+def reference_dict(ref: Reference, full: bool = False) -> dict:
+    """A reference as `faultlens refs list --json` (summary) and `refs show --json` (full) print it."""
+    base = {"id": ref.id, "title": ref.title, "category": ref.category, "severity": ref.severity,
+            "status": ref.status}
+    if not full:
+        return base
+    from dataclasses import asdict
+
+    data = asdict(ref)
+    data["signals"] = {k: asdict(v) for k, v in ref.signals.items()}
+    data.pop("path", None)
+    return {**base, **data}

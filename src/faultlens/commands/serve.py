@@ -1,0 +1,96 @@
+"""`faultlens serve` (web UI and HTTP API) and `faultlens site build DIR` (static reference site).
+
+FastAPI, uvicorn, SQLAlchemy and Jinja2 are imported inside the handlers, so `faultlens diagnose`
+starts without them; they come with the `web` extra.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+
+WEB_EXTRA_TIP = "install the web extra: pip install 'faultlens[web]'"
+
+
+def register(sub) -> None:
+    s = sub.add_parser("serve", help="web UI and HTTP API: browse, search, diagnose, incidents",
+                       description="Serve the catalogue, a diagnose page (paste or upload a log) "
+                                   "and the incident store in a browser, and the same as a JSON "
+                                   "API (OpenAPI at /docs). Listening beyond loopback needs a "
+                                   "token, which every write must then carry.")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default: 127.0.0.1; any other needs a token)")
+    s.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    s.add_argument("--db", metavar="URL",
+                   help="incident store: a SQLite file or a URL such as postgresql://user:pw@host/db "
+                        "(default: $FAULTLENS_DB or ~/.local/share/faultlens/incidents.db)")
+    s.add_argument("--token", help="bearer token that writes need (default: $FAULTLENS_TOKEN)")
+    s.add_argument("--max-upload-mb", type=float, default=32, metavar="N",
+                   help="largest log accepted, after decompression (default: 32)")
+    s.set_defaults(handler=cmd_serve)
+
+    site = sub.add_parser("site", help="build the static reference site",
+                          description="Render the whole catalogue as static HTML pages with a "
+                                      "prebuilt search index; links are relative, so the folder "
+                                      "works anywhere, file:// included.")
+    actions = site.add_subparsers(dest="site_command", metavar="ACTION", parser_class=type(site))
+    build = actions.add_parser("build", help="write the site into DIR")
+    build.add_argument("dir", metavar="DIR")
+    site.set_defaults(handler=cmd_site)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name may resolve to anything
+
+
+def cmd_serve(args) -> int:
+    token = args.token or os.environ.get("FAULTLENS_TOKEN") or None
+    if not is_loopback(args.host) and not token:
+        raise UsageError(f"refusing to listen on {args.host} without a token: anyone who can reach "
+                         "it could store incidents",
+                         tip="pass --token T or set FAULTLENS_TOKEN; clients then send "
+                             "'Authorization: Bearer T'")
+    if args.max_upload_mb <= 0:
+        raise UsageError("--max-upload-mb must be more than 0")
+    try:
+        import uvicorn
+
+        from ..web.app import create_app
+    except ImportError as exc:
+        raise UsageError(f"faultlens serve needs {exc.name}, which is not installed",
+                         tip=WEB_EXTRA_TIP) from None
+    app = create_app(args.db, token, int(args.max_upload_mb * 2**20), catalogue=args.catalogue)
+    ctx = app.state.faultlens
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"faultlens: {len(ctx.catalogue.references)} references on http://{shown}:{args.port}/ "
+          f"(API docs at /docs); incidents in {ctx.store.engine.url.render_as_string()}",
+          file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def cmd_site(args) -> int:
+    if args.site_command != "build":
+        raise UsageError("say what to do with the site", tip="faultlens site build DIR")
+    out = Path(args.dir)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: exists and is not a folder")
+    try:
+        from ..web.site import build_site
+    except ImportError as exc:
+        raise UsageError(f"faultlens site needs {exc.name}, which is not installed",
+                         tip=WEB_EXTRA_TIP) from None
+    from ..engine.compile import load_scanner
+
+    pages = build_site(load_scanner(args.catalogue).catalogue, out)
+    print(f"wrote {pages} pages to {out}; open {out / 'index.html'}")
+    return 0
