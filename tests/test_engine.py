@@ -166,3 +166,11 @@ def test_a_consequence_that_explains_a_generic_line_better_still_wins(tmp_path):
     report = diagnose(log, scanner=scanner)
     assert [d.id for d in report.diagnoses][:2] == ["demo-watchdog", "demo-generic-index"]
     assert report.top.consequence_of is None
+
+
+def test_advice_lines_are_not_environment_facts(demo):
+    report = demo("CUDA out of memory. Tried to allocate 20.00 MiB. If reserved but unallocated memory "
+                  "is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
+                  "launch: NCCL_DEBUG=INFO torchrun train.py\n")
+    assert "env.PYTORCH_CUDA_ALLOC_CONF" not in report.facts
+    assert report.facts["env.NCCL_DEBUG"] == "INFO"

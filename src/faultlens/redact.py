@@ -17,9 +17,12 @@ _PATTERNS = [
     (re.compile(r"(?i)(authorization:\s*basic\s+)[A-Za-z0-9+/=]{8,}"), rf"\1{MASK}"),
     # user:password@ in URLs
     (re.compile(r"\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+@"), rf"\1{MASK}@"),
-    # NAME=value / NAME: value where the name says secret
-    (re.compile(r"(?i)\b([A-Z0-9_.-]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY"
-                r"|CREDENTIALS?)[A-Z0-9_]*)(\s*[=:]\s*)(['\"]?)[^\s'\",;]+"), rf"\1\2\3{MASK}"),
+    # NAME=value / NAME: value where the name ends in a secret word (HF_TOKEN, db_password,
+    # AWS_SECRET_ACCESS_KEY) - not "tokenizers: The" or "max_tokens=100"
+    (re.compile(r"(?i)\b([A-Z0-9_.-]*(?:PASSWORD|PASSWD|SECRET|CREDENTIALS?))\b(\s*[=:]\s*)(['\"]?)"
+                r"[^\s'\",;]+"), rf"\1\2\3{MASK}"),
+    (re.compile(r"(?i)\b([A-Z0-9_.-]*(?:TOKEN|API_?KEY|ACCESS_?KEY|SECRET_?KEY|PRIVATE_?KEY))\b"
+                r"(\s*[=:]\s*)(['\"]?)[^\s'\",;<>]{8,}"), rf"\1\2\3{MASK}"),
 ]
 
 _SECRET_NAME = re.compile(r"(?i)(PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY"

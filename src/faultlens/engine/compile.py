@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import catalogue as catalogue_mod
 from ..errors import CatalogueError
 
-ENGINE_VERSION = 4
+ENGINE_VERSION = 6
 FACTS_DIR = Path(__file__).resolve().parent.parent / "facts"
 
 STRUCTURE = {
@@ -32,6 +32,8 @@ class FactPattern:
     regex: str
     value: str | None = None
     normalise: str | None = None
+    unless: str | None = None
+    """A regex: a hit line that also matches it states no fact (e.g. advice text)."""
 
 
 @dataclass
@@ -114,7 +116,7 @@ def _first_failing(expressions: list[str]) -> str | None:
 
 
 def build(cat: catalogue_mod.Catalogue) -> Scanner:
-    facts = [FactPattern(f["fact"], f["regex"], f.get("value"), f.get("normalise"))
+    facts = [FactPattern(f["fact"], f["regex"], f.get("value"), f.get("normalise"), f.get("unless"))
              for f in _load_yaml(FACTS_DIR / "patterns.yaml")]
     gpus = {str(k): str(v) for k, v in _load_yaml(FACTS_DIR / "gpus.yaml").items()}
     index: dict[str, int] = {}
@@ -144,8 +146,10 @@ def build(cat: catalogue_mod.Catalogue) -> Scanner:
     import hyperscan
 
     levels = {(ref.id, sig.name): sig.level for ref in cat.references for sig in ref.signals.values()}
+    # facts that name many things (env vars) or may be rejected line by line need every hit too
+    many = {str(i) for i, fp in enumerate(facts) if fp.normalise == "env" or fp.unless}
     every_hit = [any(kind == "structure" or (kind == "signal" and levels[(o, n)] == "error")
-                     for kind, o, n in own) for own in owners]
+                     or (kind == "fact" and o in many) for kind, o, n in own) for own in owners]
     db_bytes = hyperscan.dumpb(hs_compile(expressions, every_hit))
     return Scanner(catalogue=cat, expressions=expressions, owners=owners, every_hit=every_hit,
                    facts=facts, gpus=gpus, db_bytes=db_bytes)

@@ -9,7 +9,9 @@ from ..engine.compile import FactPattern
 
 
 def normalise(fp: FactPattern, match: re.Match) -> tuple[str, str] | None:
-    """(fact name, value) from a verified match of a fact pattern."""
+    """(fact name, value) from a verified match of a fact pattern; None when it states no fact."""
+    if fp.unless and re.search(fp.unless, match.string):
+        return None
     if fp.value is not None:
         try:
             value = fp.value.format(*([match.group(0)] + list(match.groups())))
