@@ -30,6 +30,8 @@ class Outcome:
     """Non-info diagnoses, best first."""
     failures: list[str] = field(default_factory=list)
     error: str | None = None
+    confidence: float | None = None
+    """Confidence of the top non-info diagnosis."""
 
     @property
     def top1(self) -> bool:
@@ -82,6 +84,17 @@ class Summary:
             row["top3"] += o.top3
         return dict(sorted(table.items()))
 
+    def calibration(self) -> list[dict]:
+        """Top-1 accuracy per confidence band of the top diagnosis (labelled entries)."""
+        bands = [(0.0, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01)]
+        rows = []
+        for lo, hi in bands:
+            items = [o for o in self.labelled if o.confidence is not None and lo <= o.confidence < hi]
+            if items:
+                rows.append({"band": f"{lo:.1f}-{min(hi, 1.0):.1f}", "n": len(items),
+                             "top1": round(sum(o.top1 for o in items) / len(items), 3)})
+        return rows
+
     def as_dict(self) -> dict:
         return {
             "entries": len(self.outcomes), "labelled": len(self.labelled),
@@ -92,6 +105,7 @@ class Summary:
             "confusions": [{"expected": a, "got": b, "count": n}
                            for (a, b), n in self.confusions.most_common()],
             "per_reference": self.per_reference(),
+            "calibration": self.calibration(),
             "outcomes": [{"name": o.entry.name, "expect": o.entry.expect,
                           "got": o.ranked[:3], "top1": o.top1, "error": o.error}
                          for o in self.outcomes],
@@ -134,6 +148,7 @@ def run(folder: Path, diagnose: Callable, progress: Callable | None = None) -> S
         except FaultlensError as exc:
             summary.outcomes.append(Outcome(entry, [], error=str(exc)))
             continue
-        ranked = [d.id for d in report.diagnoses if d.severity != "info"]
-        summary.outcomes.append(Outcome(entry, ranked, [d.id for d in report.failures]))
+        ranked = [d for d in report.diagnoses if d.severity != "info"]
+        summary.outcomes.append(Outcome(entry, [d.id for d in ranked], [d.id for d in report.failures],
+                                        confidence=ranked[0].confidence if ranked else None))
     return summary

@@ -14,6 +14,9 @@ def render(data: dict) -> str:
     if data["confusions"]:
         out += ["", "confusions (expected -> got):"]
         out += [f"  {c['expected']} -> {c['got']}  x{c['count']}" for c in data["confusions"]]
+    if data.get("calibration"):
+        out += ["", "calibration (confidence of the top diagnosis -> top-1 accuracy):"]
+        out += [f"  {c['band']}  n={c['n']:<3} top-1 {c['top1']:.2f}" for c in data["calibration"]]
     out += ["", f"{'reference':<44} {'n':>3} {'top1':>5} {'top3':>5}"]
     for rid, row in data["per_reference"].items():
         out.append(f"{rid:<44} {row['n']:>3} {row['top1']:>5} {row['top3']:>5}")
