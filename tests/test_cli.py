@@ -184,6 +184,8 @@ def test_refs_commands(capsys):
     assert out.splitlines()[0].startswith("demo-watchdog")
     code, out, _ = run(capsys, "refs", "patterns")
     assert "CUDA out of memory\\. Tried to allocate" in out.splitlines()
+    code, out, _ = run(capsys, "refs", "patterns", "--json")
+    assert {"id": "demo-oom", "signal": "oom", "regex": "CUDA out of memory\\. Tried to allocate"} in json.loads(out)
 
 
 def test_refs_new_scaffold_fails_lint_until_filled(tmp_path, capsys, monkeypatch):

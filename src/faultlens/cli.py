@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     rse = rs.add_parser("search", help="search titles, summaries, symptoms and messages")
     rse.add_argument("text", nargs="+")
     rse.add_argument("--json", action="store_true")
-    rs.add_parser("patterns", help="print every catalogue regex, one per line (for rg -f)")
+    rp = rs.add_parser("patterns", help="print every catalogue regex, one per line (for rg -f)")
+    rp.add_argument("--json", action="store_true", help="a JSON array of {id, signal, regex}")
     rn = rs.add_parser("new", help="scaffold a new reference folder")
     rn.add_argument("id")
     rn.add_argument("--category", required=True)
@@ -265,6 +266,10 @@ def cmd_refs(args) -> int:
                 _out(f"{r.id:<44} {r.title}")
         return EXIT_OK
     if action == "patterns":
+        if args.json:
+            _out(json.dumps([{"id": r.id, "signal": s.name, "regex": s.regex}
+                             for r in refs for s in r.signals.values()], indent=2))
+            return EXIT_OK
         from .refs import patterns
 
         _out("\n".join(patterns(refs)))
