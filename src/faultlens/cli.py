@@ -201,20 +201,9 @@ def cmd_diagnose(args) -> int:
     return EXIT_PROBLEMS if args.exit_code and report.failures else EXIT_OK
 
 
-def _ref_dict(ref, full: bool = False) -> dict:
-    base = {"id": ref.id, "title": ref.title, "category": ref.category, "severity": ref.severity,
-            "status": ref.status}
-    if not full:
-        return base
-    from dataclasses import asdict
-
-    data = asdict(ref)
-    data["signals"] = {k: asdict(v) for k, v in ref.signals.items()}
-    data.pop("path", None)
-    return {**base, **data}
-
-
 def cmd_refs(args) -> int:
+    from .render.json import reference_dict
+
     action = args.refs_command
     if action is None:
         raise UsageError("say what to do with the catalogue",
@@ -232,7 +221,7 @@ def cmd_refs(args) -> int:
     if action == "list":
         chosen = [r for r in refs if not args.category or r.category == args.category]
         if args.json:
-            _out(json.dumps([_ref_dict(r) for r in chosen], indent=2))
+            _out(json.dumps([reference_dict(r) for r in chosen], indent=2))
         else:
             width = max((len(r.id) for r in chosen), default=10)
             for r in sorted(chosen, key=lambda r: (r.category, r.id)):
@@ -248,7 +237,7 @@ def cmd_refs(args) -> int:
             raise UsageError(f"no reference with id '{args.id}'",
                              tip=f"did you mean: {', '.join(near)}" if near else "see 'faultlens refs list'")
         if args.json:
-            _out(json.dumps(_ref_dict(ref, full=True), indent=2))
+            _out(json.dumps(reference_dict(ref, full=True), indent=2))
         else:
             from .render.reference import render
             _out(render(ref))
@@ -258,7 +247,7 @@ def cmd_refs(args) -> int:
 
         found = search(refs, " ".join(args.text))
         if args.json:
-            _out(json.dumps([{**_ref_dict(r), "score": s} for s, r in found], indent=2))
+            _out(json.dumps([{**reference_dict(r), "score": s} for s, r in found], indent=2))
         elif not found:
             _out("no reference matches; try fewer words or the exact error message")
         else:
