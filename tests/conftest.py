@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,14 @@ from faultlens import catalogue as catalogue_mod
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+
+
+def missing(reason: str) -> None:
+    """Something a test needs (PostgreSQL, chromium) is absent: fail in CI ($CI set), skip
+    elsewhere."""
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{reason} (required in CI)", pytrace=False)
+    pytest.skip(reason)
 
 
 @pytest.fixture(autouse=True)

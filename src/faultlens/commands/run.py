@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..errors import UsageError
-from .watch import AlertPrinter, add_alert_options
+from .watch import AlertPrinter, add_alert_options, add_post_options, post_report
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
              signal.SIGUSR2)
@@ -38,6 +38,7 @@ def register(sub) -> None:
     r.add_argument("--no-alerts", action="store_true", help="no live alerts, only the final diagnosis")
     r.add_argument("--no-env", action="store_true", help="skip the environment snapshot")
     add_alert_options(r)
+    add_post_options(r)
     r.add_argument("cmd", nargs="+", metavar="CMD", help="the command (put '--' before it if it has options)")
     r.set_defaults(handler=cmd_run)
 
@@ -169,6 +170,7 @@ def cmd_run(args) -> int:
               file=sys.stderr)
         printer.stream = sys.stderr
         printer.final(report)
+        post_report(args, report, "run", job=" ".join(cmd), log_path=log_path)
     printer.close()
     return status
 

@@ -1,6 +1,6 @@
-"""`faultlens serve` (web UI and HTTP API) and `faultlens site build DIR` (static reference site).
+"""`faultlens serve`: the web UI and HTTP API.
 
-FastAPI, uvicorn, SQLAlchemy and Jinja2 are imported inside the handlers, so `faultlens diagnose`
+FastAPI, uvicorn, SQLAlchemy and Jinja2 are imported inside the handler, so `faultlens diagnose`
 starts without them; they come with the `web` extra.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import sys
-from pathlib import Path
 
 from ..errors import UsageError
 
@@ -32,15 +31,6 @@ def register(sub) -> None:
     s.add_argument("--max-upload-mb", type=float, default=32, metavar="N",
                    help="largest log accepted, after decompression (default: 32)")
     s.set_defaults(handler=cmd_serve)
-
-    site = sub.add_parser("site", help="build the static reference site",
-                          description="Render the whole catalogue as static HTML pages with a "
-                                      "prebuilt search index; links are relative, so the folder "
-                                      "works anywhere, file:// included.")
-    actions = site.add_subparsers(dest="site_command", metavar="ACTION", parser_class=type(site))
-    build = actions.add_parser("build", help="write the site into DIR")
-    build.add_argument("dir", metavar="DIR")
-    site.set_defaults(handler=cmd_site)
 
 
 def is_loopback(host: str) -> bool:
@@ -75,22 +65,4 @@ def cmd_serve(args) -> int:
           f"(API docs at /docs); incidents in {ctx.store.engine.url.render_as_string()}",
           file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    return 0
-
-
-def cmd_site(args) -> int:
-    if args.site_command != "build":
-        raise UsageError("say what to do with the site", tip="faultlens site build DIR")
-    out = Path(args.dir)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out}: exists and is not a folder")
-    try:
-        from ..web.site import build_site
-    except ImportError as exc:
-        raise UsageError(f"faultlens site needs {exc.name}, which is not installed",
-                         tip=WEB_EXTRA_TIP) from None
-    from ..engine.compile import load_scanner
-
-    pages = build_site(load_scanner(args.catalogue).catalogue, out)
-    print(f"wrote {pages} pages to {out}; open {out / 'index.html'}")
     return 0

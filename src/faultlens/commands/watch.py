@@ -29,6 +29,7 @@ def register(sub) -> None:
     w.add_argument("--idle-exit", type=float, metavar="SECONDS",
                    help="stop after this long without new data (default: follow until interrupted)")
     w.add_argument("--exit-code", action="store_true", help="exit 1 when a failure was alerted")
+    add_post_options(w)
     w.set_defaults(handler=cmd_watch)
 
 
@@ -38,6 +39,32 @@ def add_alert_options(p) -> None:
     p.add_argument("--webhook", metavar="URL", help="POST every alert as JSON to this URL")
     p.add_argument("--slack", action="store_true",
                    help="with --webhook: send Slack-compatible {\"text\": …} payloads")
+
+
+def add_post_options(p) -> None:
+    p.add_argument("--post", metavar="URL",
+                   help="send the final report of a failure to this faultlens server as an incident")
+    p.add_argument("--token", help="the server's write token (default: $FAULTLENS_TOKEN)")
+    p.add_argument("--job", metavar="NAME",
+                   help="the job's name in the incident (default: the command or the files)")
+
+
+def post_report(args, report, source: str, job: str, log_path=None) -> None:
+    """--post: send the report as an incident (with the log's tail when there is a log file);
+    a server that cannot be reached is a warning, never a failure of the job."""
+    if not args.post:
+        return
+    from ..render.json import report_dict
+    from ..store.client import IncidentPostError, post_incident, read_tail
+
+    try:
+        answer = post_incident(args.post, report_dict(report), source=source, job=args.job or job,
+                               token=args.token or os.environ.get("FAULTLENS_TOKEN"),
+                               log=read_tail(log_path) if log_path else None)
+    except IncidentPostError as exc:
+        print(f"faultlens: warning: {exc}", file=sys.stderr)
+        return
+    print(f"faultlens: incident {answer.get('id')} posted to {args.post}", file=sys.stderr)
 
 
 class AlertPrinter:
@@ -244,6 +271,9 @@ def cmd_watch(args) -> int:
         session.flush(name)
     for alert in session.poll_alerts(force=True):
         printer.alert(alert)
-    printer.final(session.report())
+    report = session.report()
+    printer.final(report)
+    if report.failures:
+        post_report(args, report, "watch", job=" ".join(args.files))
     printer.close()
     return 1 if args.exit_code and printer.failures else 0

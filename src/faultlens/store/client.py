@@ -47,7 +47,7 @@ def post_incident(server: str, report: dict, *, source: str, job: str = "", host
                   token: str | None = None, log: str | None = None, timeout: float = 10) -> dict:
     """POST `report` (the JSON contract) with host and job; returns the server's answer
     ({"id": ..., "url": ...}). Raises IncidentPostError when that fails."""
-    body = {"host": host if host is not None else socket.gethostname(), "job": job,
+    body = {"host": host if host is not None else socket.gethostname(), "job": redact(job),
             "source": source, "report": redact_json(report)}
     if log:
         body["log"] = redact(log)

@@ -9,10 +9,16 @@ SLACK_BYTES = 1 << 20
 """Room for multipart framing and the form's other fields on top of the log limit."""
 
 
+def size_text(n: int) -> str:
+    if n >= 1 << 20:
+        return f"{n / 2**20:.1f} MB"
+    return f"{n / 1024:.1f} kB" if n >= 1024 else f"{n} bytes"
+
+
 def too_large(what: str, size: int | None, limit: int) -> ApiError:
-    size_text = f" is {size / 2**20:.1f} MB" if size is not None else " is too large"
-    return ApiError(413, "too_large", f"{what}{size_text}; this server accepts logs up to "
-                                      f"{limit / 2**20:.1f} MB (faultlens serve --max-upload-mb)")
+    found = f" is {size_text(size)}" if size is not None else " is too large"
+    return ApiError(413, "too_large", f"{what}{found}; this server accepts logs up to "
+                                      f"{size_text(limit)} (faultlens serve --max-upload-mb)")
 
 
 class BodyLimit:

@@ -11,7 +11,7 @@ from starlette.responses import HTMLResponse
 from ..refs import search as search_refs
 from ..store.incidents import IncidentFilter
 from ..store.schema import SOURCES
-from . import views
+from . import evidence, views
 from .auth import token_ok
 from .context import AppContext, context
 from .errors import ApiError
@@ -81,9 +81,9 @@ async def diagnose(request: Request):
 
 
 def _contexts(ctx: AppContext, upload: Upload, report: dict) -> dict:
-    lines = views.split_lines(upload.data)
+    lines = evidence.split_lines(upload.data)
     refs = ctx.catalogue.by_id
-    return {i: views.evidence_context(lines, upload.name, d, refs)
+    return {i: evidence.evidence_context(lines, upload.name, d, refs)
             for i, d in enumerate(report["diagnoses"])}
 
 

@@ -21,7 +21,8 @@ STATIC = Path(__file__).resolve().parent / "static"
 
 def readable_pattern(regex: str) -> str:
     """A signal's regex as words a person would paste: escapes and character classes dropped."""
-    text = re.sub(r"\\[sdwbSDWB][+*?]?|\[[^\]]*\][+*?]?|[()|^$?*+{}]", " ", regex)
+    text = re.sub(r"\\[sdwbSDWB]|\[[^\]]*\]|(?<!\\)\|", " ", regex.replace("(?:", "("))
+    text = re.sub(r"\{\d+(,\d*)?\}|(?<!\\)[?*+()^$]", "", text)  # quantifiers, groups, anchors
     return re.sub(r"\s+", " ", re.sub(r"\\(.)", r"\1", text)).strip()
 
 

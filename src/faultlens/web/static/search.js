@@ -41,8 +41,8 @@
       li.appendChild(meta);
       list.appendChild(li);
     });
-    count.textContent = found.length ? found.length + " references match, best first."
-                                     : "No reference matches; try fewer words or the exact error message.";
+    count.textContent = !found.length ? "No reference matches; try fewer words or the exact error message."
+      : found.length === 1 ? "1 reference matches." : found.length + " references match, best first.";
     count.hidden = false;
     list.hidden = !found.length;
   }

@@ -1,0 +1,81 @@
+"""Evidence lines in their context, as the diagnose page shows them: numbered, redacted, the
+matching part of each evidence line marked. Jinja2 escapes every piece."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..model import Reference
+from ..redact import redact
+
+CONTEXT_LINES = 2
+SHOWN_LINE_CHARS = 2000
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class ContextLine:
+    number: int
+    parts: tuple[tuple[str, bool], ...]
+    """(text, highlighted) pieces of the redacted line."""
+    hit: bool
+    """An evidence line (the others are context)."""
+
+
+def display_line(raw: bytes) -> str:
+    """A log line as a person reads it: redacted, no ANSI codes, the last state of a progress
+    bar, clipped to SHOWN_LINE_CHARS."""
+    text = _ANSI.sub("", raw.decode("utf-8", "replace")).rstrip("\r")
+    text = text.rsplit("\r", 1)[-1]
+    if len(text) > SHOWN_LINE_CHARS:
+        text = text[:SHOWN_LINE_CHARS] + "…"
+    return redact(text)
+
+
+def highlight(text: str, regex: str | None) -> tuple[tuple[str, bool], ...]:
+    """Split `text` around the first match of `regex`; the whole line is marked when the
+    pattern does not match the displayed text (e.g. after redaction)."""
+    match = None
+    if regex:
+        try:
+            match = re.search(regex, text)
+        except re.error:
+            match = None
+    if match is None or match.start() == match.end():
+        return ((text, True),)
+    parts = ((text[:match.start()], False), (text[match.start():match.end()], True),
+             (text[match.end():], False))
+    return tuple(p for p in parts if p[0])
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """A log's lines as the engine numbers them (a final newline ends the last line)."""
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+def evidence_context(lines: list[bytes], file: str, diagnosis: dict, refs: dict[str, Reference],
+                     radius: int = CONTEXT_LINES) -> list[list[ContextLine]]:
+    """The evidence lines of one diagnosis (report_dict form) from `file`, each with `radius`
+    lines around it, overlapping windows merged; `lines` is split_lines(log)."""
+    ref = refs.get(diagnosis["id"])
+    hits: dict[int, str | None] = {}  # line -> the regex of its signal
+    for e in diagnosis["evidence"]:
+        if e["file"] == file and 1 <= e["line"] <= len(lines):
+            sig = ref.signals.get(e["signal"]) if ref else None
+            hits.setdefault(e["line"], sig.regex if sig else None)
+    blocks: list[list[ContextLine]] = []
+    last = 0
+    for number in sorted(hits):
+        start = max(number - radius, last + 1)
+        if not blocks or start > last + 1:
+            blocks.append([])
+        for n in range(start, min(number + radius, len(lines)) + 1):
+            text = display_line(lines[n - 1])
+            blocks[-1].append(ContextLine(n, highlight(text, hits[n]) if n in hits else ((text, False),),
+                                          n in hits))
+        last = max(last, min(number + radius, len(lines)))
+    return blocks
