@@ -19,8 +19,10 @@ import yaml
 from ..logs.prefix import parse
 from ..redact import redact
 
-HEAD_BYTES = 64 << 10
-TAIL_BYTES = 256 << 10
+HEAD_BYTES = 32 << 10
+TAIL_BYTES = 128 << 10
+LAST_WINDOWS = (4 << 10, 32 << 10, 1 << 62)
+"""How far from the end `pick: last` rules look first, then further (the whole text last)."""
 MAX_ERROR_LINES = 16
 """Per file; the latest are kept, since the fatal ones come last."""
 MAX_LINE_CHARS = 400
@@ -101,10 +103,15 @@ def load_rules(path: Path = RULES_FILE) -> Rules:
 def _pick(rule: Rule, text: str) -> re.Match | None:
     if rule.pick == "first":
         return rule.regex.search(text)
-    last = None
-    for last in rule.regex.finditer(text):
-        pass
-    return last
+    # the last match is usually in the last lines: look there before reading everything
+    for size in LAST_WINDOWS:
+        start = text.rfind("\n", 0, max(0, len(text) - size)) + 1
+        last = None
+        for last in rule.regex.finditer(text, start):
+            pass
+        if last is not None or start == 0:
+            return last
+    return None
 
 
 def find_host(text: str, rules: Rules) -> str | None:

@@ -40,7 +40,7 @@ class JsonLinesWriter:
         self.fh = fh
 
     def write(self, row: dict) -> None:
-        self.fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self.fh.write(json.dumps({k: row[k] for k in FIELDS}, ensure_ascii=False) + "\n")
         self.fh.flush()
 
     def close(self) -> None:
@@ -56,20 +56,12 @@ class CsvWriter:
         self.writer.writeheader()
 
     def write(self, row: dict) -> None:
-        self.writer.writerow({k: json.dumps(v, ensure_ascii=False) if FIELDS[k] == "list" else v
-                              for k, v in row.items()})
+        self.writer.writerow({k: json.dumps(row[k], ensure_ascii=False) if kind == "list" else row[k]
+                              for k, kind in FIELDS.items()})
         self.fh.flush()
 
     def close(self) -> None:
         self.fh.close()
-
-
-def read_csv_rows(path: str) -> list[dict]:
-    """Rows read back from a CSV written by CsvWriter, with their types restored."""
-    cast = {"str": lambda v: v, "float": float, "int": int, "list": json.loads}
-    with open(path, newline="", encoding="utf-8") as fh:
-        return [{k: (cast[FIELDS[k]](v) if v != "" else None) for k, v in rec.items()}
-                for rec in csv.DictReader(fh)]
 
 
 class ParquetWriter:
@@ -91,7 +83,7 @@ class ParquetWriter:
         self.batch: list[dict] = []
 
     def write(self, row: dict) -> None:
-        self.batch.append(row)
+        self.batch.append({k: row[k] for k in FIELDS})
         if len(self.batch) >= PARQUET_BATCH:
             self._flush()
 

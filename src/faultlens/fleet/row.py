@@ -28,6 +28,13 @@ FIELDS: dict[str, str] = {
     "bytes": "int",          # bytes read (after decompression)
 }
 
+STORE_FIELDS = ("report", "log")
+"""Added by the worker only when the scan writes to the incident store (--db): the report in the
+JSON contract (top STORE_TOP diagnoses) and the log's last STORE_LOG_BYTES. Never written to
+the --out file."""
+STORE_TOP = 5
+STORE_LOG_BYTES = 64 << 10
+
 
 def new_row(job: str, files) -> dict:
     """A row with every field present: None, or an empty list for list fields."""

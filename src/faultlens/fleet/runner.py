@@ -35,9 +35,10 @@ def _error_row(job: Job, reason: str) -> dict:
     return row
 
 
-def scan_local(jobs: list[Job], catalogue: str | None = None,
-               workers: int | None = None) -> Iterator[dict]:
-    """Rows of `jobs` from a local process pool of `workers` processes (default: one per core)."""
+def scan_local(jobs: list[Job], catalogue: str | None = None, workers: int | None = None,
+               for_store: bool = False) -> Iterator[dict]:
+    """Rows of `jobs` from a local process pool of `workers` processes (default: one per core);
+    `catalogue` and `for_store` are passed to `worker.scan_job`."""
     pending = {job.name: job for job in jobs}
     size = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     # spawn: the parent may hold threads (a progress bar), which fork does not copy safely
@@ -48,7 +49,8 @@ def scan_local(jobs: list[Job], catalogue: str | None = None,
         pool = ProcessPoolExecutor(max_workers=size, mp_context=context,
                                    initializer=_ignore_interrupts)
         try:
-            futures = {pool.submit(scan_job, job, catalogue): job for job in pending.values()}
+            futures = {pool.submit(scan_job, job, catalogue, for_store): job
+                       for job in pending.values()}
             for future in as_completed(futures):
                 if isinstance(future.exception(), BrokenProcessPool):
                     continue  # a pool process died: this job runs again in the next pool
@@ -84,24 +86,35 @@ def connect(address: str, workers: int | None = None, timeout: float = 60.0):
     return client
 
 
-def scan_dask(jobs: list[Job], client, catalogue: str | None = None) -> Iterator[dict]:
-    """Rows of `jobs` computed on the cluster behind `client`."""
+def submit(jobs: list[Job], client, catalogue: str | None = None, for_store: bool = False) -> list:
+    """One pure Dask task per job (its key is a hash of the job): the futures, in job order."""
+    return client.map(scan_job, jobs, catalogue=catalogue, for_store=for_store, pure=True)
+
+
+def gather(futures: list, jobs: list[Job]) -> Iterator[dict]:
+    """The row of each future as it completes, once per job; a task that failed on the cluster
+    (KilledWorker after repeated worker deaths) becomes an error row."""
     from distributed import as_completed as dask_as_completed
 
-    futures = client.map(scan_job, jobs, catalogue=catalogue, pure=True)
     job_of = {future.key: job for future, job in zip(futures, jobs)}
     done: set = set()
     for future, result in dask_as_completed(futures, with_results=True, raise_errors=False):
         if future.key in done:
             continue
         done.add(future.key)
-        job = job_of[future.key]
         if future.status == "error":
             exc = result[1]
-            yield _error_row(job, f"the task failed on the cluster: {type(exc).__name__}: {exc}")
+            yield _error_row(job_of[future.key],
+                             f"the task failed on the cluster: {type(exc).__name__}: {exc}")
         else:
             yield result
         future.release()  # the row is here: the cluster can forget it
+
+
+def scan_dask(jobs: list[Job], client, catalogue: str | None = None,
+              for_store: bool = False) -> Iterator[dict]:
+    """Rows of `jobs` computed on the cluster behind `client`."""
+    return gather(submit(jobs, client, catalogue, for_store), jobs)
 
 
 @contextlib.contextmanager
@@ -111,8 +124,13 @@ def progress_bar(total: int, enabled: bool | None = None) -> Iterator[Callable[[
         enabled = sys.stderr.isatty()
     try:
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
     except ImportError:
         enabled = False
     if not enabled:

@@ -15,17 +15,18 @@ from ..logs.reader import ReadStats, iter_blocks
 from ..redact import redact
 from . import clues, remote
 from .jobs import Job
-from .row import is_explained, new_row
+from .row import STORE_LOG_BYTES, STORE_TOP, is_explained, new_row
 
 MAX_JOB_ERROR_LINES = 64
 
 _scanners: dict[str | None, Scanner] = {}
 
 
-def scan_job(job: Job, catalogue: str | None = None) -> dict:
-    """The row of one job (see row.FIELDS). Never raises."""
+def scan_job(job: Job, catalogue: str | None = None, for_store: bool = False) -> dict:
+    """The row of one job (see row.FIELDS; with `for_store`, also row.STORE_FIELDS). Never
+    raises."""
     try:
-        return _scan_job(job, catalogue)
+        return _scan_job(job, catalogue, for_store)
     except Exception as exc:  # one job must not stop a fleet scan, whatever went wrong
         row = new_row(job.name, job.files)
         row["error"] = f"{type(exc).__name__}: {exc}"
@@ -39,14 +40,13 @@ def _scanner(catalogue: str | None) -> Scanner:
     return _scanners[catalogue]
 
 
-def _scan_job(job: Job, catalogue: str | None) -> dict:
+def _scan_job(job: Job, catalogue: str | None, for_store: bool) -> dict:
     scanner = _scanner(catalogue)
     rules = clues.load_rules()
     row = new_row(job.name, job.files)
     row["catalogue"] = scanner.catalogue.digest
     scans: list[FileScan] = []
     ends: dict[str, str] = {}
-    days: list[str] = []
     for path in job.files:
         try:
             scan, text = _read(scanner, path)
@@ -55,10 +55,6 @@ def _scan_job(job: Job, catalogue: str | None) -> dict:
             continue
         scans.append(scan)
         ends[path] = text
-        day = clues.find_day(text, rules) or (
-            remote.modified_day(path) if remote.is_url(path) else remote.local_modified_day(path))
-        if day:
-            days.append(day)
     if not scans:
         row["error"] = "; ".join(row["warnings"])
         row["warnings"] = []
@@ -66,7 +62,7 @@ def _scan_job(job: Job, catalogue: str | None) -> dict:
     report = build_report(scanner, scans)
     row["bytes"] = sum(f.bytes for f in report.inputs)
     row["warnings"] += [w for f in report.inputs for w in f.warnings]
-    row["day"] = max(days) if days else None
+    row["day"] = _day(ends, rules)
     top = report.top
     first_file = None
     if top is not None:
@@ -80,6 +76,12 @@ def _scan_job(job: Job, catalogue: str | None) -> dict:
     row["host"] = _host(job, ends, first_file, rules)
     if not is_explained(row):
         row["error_lines"] = _error_lines(report, ends, rules)
+    if for_store:
+        from ..render.json import report_dict
+
+        text = ends.get(first_file) or next(iter(ends.values()))
+        row["report"] = report_dict(report, STORE_TOP)
+        row["log"] = _last_lines(text, STORE_LOG_BYTES)
     return row
 
 
@@ -114,9 +116,27 @@ def _host(job: Job, ends: dict[str, str], first_file: str | None, rules: clues.R
     return None
 
 
+def _day(ends: dict[str, str], rules: clues.Rules) -> str | None:
+    """The latest day the logs print, else the latest modification day of the files."""
+    days = [d for d in (clues.find_day(text, rules) for text in ends.values()) if d]
+    if not days:
+        days = [d for d in (remote.modified_day(f) if remote.is_url(f) else
+                            remote.local_modified_day(f) for f in ends) if d]
+    return max(days, default=None)
+
+
 def _error_lines(report, ends: dict[str, str], rules: clues.Rules) -> list[str]:
     """Final exception lines of the rebuilt tracebacks, then the error lines of each file's ends."""
     lines = [redact(t.final_exception[:clues.MAX_LINE_CHARS]) for t in report.tracebacks]
     for text in ends.values():
         lines += clues.error_lines(text, rules)
     return list(dict.fromkeys(line for line in lines if line.strip()))[:MAX_JOB_ERROR_LINES]
+
+
+def _last_lines(text: str, limit: int) -> str:
+    """The whole lines within the last `limit` bytes of `text`."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    tail = data[-limit:]
+    return tail[tail.find(b"\n") + 1:].decode("utf-8", "replace")
