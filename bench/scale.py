@@ -20,23 +20,36 @@ from _common import OUT, HERE, faultlens_cmd, median_run
 ROOT = HERE.parent
 
 
+def _distinct(regex: str, k: int) -> str:
+    """A variant of `regex` that only matches lines carrying an extra literal, so Hyperscan cannot
+    merge the copies and they do not match the same lines."""
+    tag = f"copy{k} "
+    flags = re.match(r"\(\?[a-z]+\)", regex)
+    head = flags.group(0) if flags else ""
+    body = regex[len(head):]
+    if "^" not in body:
+        return f"{head}{tag}(?:{body})"
+    if "$" not in body:
+        return f"{head}(?:{body}) {tag}"
+    return regex  # anchored at both ends: left as is (merged with the original)
+
+
 def multiply(src: Path, dst: Path, factor: int) -> int:
-    """Copy the catalogue `factor` times; copy k renames ids and adds a literal to every regex."""
+    """Copy the catalogue `factor` times; copy k renames ids and makes every regex distinct."""
+    import yaml
+
     shutil.copytree(src, dst)
     count = 0
     for ref in sorted(src.glob("*/*/reference.yaml")):
-        text = ref.read_text()
+        data = yaml.safe_load(ref.read_text())
         count += 1
         for k in range(1, factor):
-            rid = ref.parent.name
-            new_id = f"{rid}-x{k}"
-            folder = dst / ref.parent.parent.name / new_id
+            copy = dict(data, id=f"{data['id']}-x{k}")
+            copy["signals"] = {name: ({**sig, "regex": _distinct(sig["regex"], k)} if "regex" in sig else sig)
+                               for name, sig in data["signals"].items()}
+            folder = dst / ref.parent.parent.name / copy["id"]
             folder.mkdir(parents=True)
-            body = text.replace(f"id: {rid}\n", f"id: {new_id}\n", 1)
-            # make every pattern distinct so Hyperscan cannot merge the copies
-            body = re.sub(r"(\n\s+regex: )'", rf"\1'copy{k} ", body)
-            body = re.sub(r'(\n\s+regex: )"', rf'\1"copy{k} ', body)
-            (folder / "reference.yaml").write_text(body)
+            (folder / "reference.yaml").write_text(yaml.safe_dump(copy, sort_keys=False))
             count += 1
     return count
 

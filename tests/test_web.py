@@ -470,3 +470,29 @@ def test_a_dead_server_is_only_a_warning(tmp_path):
                           f"print({OOM.strip()!r}); raise SystemExit(5)"],
                          capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 5 and "warning: " in res.stderr and "cannot post the incident" in res.stderr
+
+
+def test_fleet_aggregates_match_what_scan_reports(client, demo):
+    """serve shows scan's aggregates: per reference, per host (a node whose failure recurs stands
+    out), per day, and the unexplained error lines clustered into templates."""
+    from faultlens.render.json import report_dict
+
+    oom = report_dict(demo(OOM))
+    healthy_log = "step 1\nRuntimeError: flux capacitor drained on shard 17\n"
+    unexplained = report_dict(demo(healthy_log))
+    posts = [("node-13", f"job-{i}", oom, OOM) for i in range(6)]
+    posts += [(f"node-{i}", f"ok-{i}", unexplained, healthy_log.replace("17", str(i))) for i in range(1, 25)]
+    for host, job, report, log in posts:
+        assert client.post("/api/v1/incidents", json={"host": host, "job": job, "source": "scan",
+                                                      "report": report, "log": log}).status_code == 201
+    data = client.get("/api/v1/fleet").json()
+    assert data["jobs"] == 30 and data["diagnosed"] == 6 and data["unexplained"] == 24
+    assert data["references"][0]["id"] == "demo-oom" and data["references"][0]["jobs"] == 6
+    node13 = next(h for h in data["hosts"] if h["host"] == "node-13")
+    assert node13["repeated"] and node13["repeated"][0]["id"] == "demo-oom"
+    templates = data["unexplained_templates"]
+    assert templates and templates[0]["jobs"] == 24 and "flux capacitor drained" in templates[0]["template"]
+    page = client.get("/fleet")
+    assert page.status_code == 200
+    assert "node-13" in page.text and "flux capacitor drained" in page.text
+    assert client.get("/fleet", params={"host": "node-13"}).text.count("job-") >= 1

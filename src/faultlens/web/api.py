@@ -132,3 +132,12 @@ def get_incident(request: Request, incident_id: int) -> dict:
     if incident is None:
         raise ApiError(404, "not_found", f"no incident {incident_id}")
     return incident_dict(incident)
+
+
+@router.get("/fleet", summary="The aggregates of `faultlens scan` over the stored incidents")
+def fleet(request: Request, reference: str | None = None, host: str | None = None,
+          job: str | None = None, source: Source | None = None) -> dict:
+    from .pages import FLEET_LIMIT, fleet_summary
+
+    filters = IncidentFilter(reference=reference, host=host, job=job, source=source, limit=FLEET_LIMIT)
+    return fleet_summary(context(request).store, filters)

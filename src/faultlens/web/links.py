@@ -34,6 +34,9 @@ class ServerLinks:
     def incident(self, incident_id: int) -> str:
         return f"/incidents/{int(incident_id)}"
 
+    def fleet(self) -> str:
+        return "/fleet"
+
 
 class SiteLinks:
     """Links of the static site, relative to a page `depth` folders below the site's root, so the

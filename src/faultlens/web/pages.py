@@ -98,6 +98,21 @@ def _day(value: str, name: str, end: bool = False) -> datetime | None:
     return datetime.combine(day + timedelta(days=1 if end else 0), time(), tzinfo=timezone.utc)
 
 
+FLEET_LIMIT = 5000
+
+
+def fleet_summary(store, filters) -> dict:
+    from ..fleet.aggregate import summarize
+    from ..fleet.from_store import rows_from_store
+
+    rows = rows_from_store(store, filters)
+    try:
+        return summarize(rows)
+    except ImportError:  # drain3 comes with the fleet extra
+        no_templates = [dict(r, error_lines=[]) for r in rows]
+        return {**summarize(no_templates), "templates_unavailable": True}
+
+
 @router.get("/incidents")
 def incidents(request: Request, reference: str = "", host: str = "", job: str = "", source: str = "",
               since: str = "", until: str = ""):
@@ -112,6 +127,19 @@ def incidents(request: Request, reference: str = "", host: str = "", job: str = 
     return ctx.page("incidents.html", filters=shown, sources=SOURCES,
                     incidents=ctx.store.list_incidents(filters),
                     counts=views.counts_table(ctx.store.counts(filters)))
+
+
+@router.get("/fleet")
+def fleet(request: Request, reference: str = "", host: str = "", job: str = "", source: str = "",
+          since: str = "", until: str = ""):
+    """The aggregates `faultlens scan` prints, over the stored incidents."""
+    ctx = context(request)
+    filters = IncidentFilter(reference=reference or None, host=host or None, job=job or None,
+                             source=source or None, since=_day(since, "since"),
+                             until=_day(until, "until", end=True), limit=FLEET_LIMIT)
+    shown = {"reference": reference, "host": host, "job": job, "source": source, "since": since,
+             "until": until}
+    return ctx.page("fleet.html", filters=shown, sources=SOURCES, summary=fleet_summary(ctx.store, filters))
 
 
 @router.get("/incidents/{incident_id}")
