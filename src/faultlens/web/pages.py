@@ -101,6 +101,19 @@ def _day(value: str, name: str, end: bool = False) -> datetime | None:
 FLEET_LIMIT = 5000
 
 
+def _filters(reference: str, host: str, job: str, source: str, since: str, until: str,
+             limit: int) -> tuple[IncidentFilter, dict]:
+    """The store filter of the incident and fleet pages, and the values to show in the form."""
+    if source and source not in SOURCES:
+        raise ApiError(422, "invalid_request", f"source: one of {', '.join(SOURCES)}")
+    filters = IncidentFilter(reference=reference or None, host=host or None, job=job or None,
+                             source=source or None, since=_day(since, "since"),
+                             until=_day(until, "until", end=True), limit=limit)
+    shown = {"reference": reference, "host": host, "job": job, "source": source, "since": since,
+             "until": until}
+    return filters, shown
+
+
 def fleet_summary(store, filters) -> dict:
     from ..fleet.aggregate import summarize
     from ..fleet.from_store import rows_from_store
@@ -117,13 +130,7 @@ def fleet_summary(store, filters) -> dict:
 def incidents(request: Request, reference: str = "", host: str = "", job: str = "", source: str = "",
               since: str = "", until: str = ""):
     ctx = context(request)
-    if source and source not in SOURCES:
-        raise ApiError(422, "invalid_request", f"source: one of {', '.join(SOURCES)}")
-    filters = IncidentFilter(reference=reference or None, host=host or None, job=job or None,
-                             source=source or None, since=_day(since, "since"),
-                             until=_day(until, "until", end=True), limit=200)
-    shown = {"reference": reference, "host": host, "job": job, "source": source, "since": since,
-             "until": until}
+    filters, shown = _filters(reference, host, job, source, since, until, 200)
     return ctx.page("incidents.html", filters=shown, sources=SOURCES,
                     incidents=ctx.store.list_incidents(filters),
                     counts=views.counts_table(ctx.store.counts(filters)))
@@ -134,11 +141,7 @@ def fleet(request: Request, reference: str = "", host: str = "", job: str = "", 
           since: str = "", until: str = ""):
     """The aggregates `faultlens scan` prints, over the stored incidents."""
     ctx = context(request)
-    filters = IncidentFilter(reference=reference or None, host=host or None, job=job or None,
-                             source=source or None, since=_day(since, "since"),
-                             until=_day(until, "until", end=True), limit=FLEET_LIMIT)
-    shown = {"reference": reference, "host": host, "job": job, "source": source, "since": since,
-             "until": until}
+    filters, shown = _filters(reference, host, job, source, since, until, FLEET_LIMIT)
     return ctx.page("fleet.html", filters=shown, sources=SOURCES, summary=fleet_summary(ctx.store, filters))
 
 
