@@ -174,3 +174,27 @@ def test_advice_lines_are_not_environment_facts(demo):
                   "launch: NCCL_DEBUG=INFO torchrun train.py\n")
     assert "env.PYTORCH_CUDA_ALLOC_CONF" not in report.facts
     assert report.facts["env.NCCL_DEBUG"] == "INFO"
+
+
+def test_a_failure_seen_only_in_a_warning_ranks_below_one_that_raised(tmp_path):
+    """A UserWarning-only diagnosis (the run went on) ranks below the exception that ended it."""
+    import shutil
+    from conftest import DATA
+    from faultlens import catalogue as catalogue_mod
+    from faultlens.api import diagnose
+    from faultlens.engine.compile import build
+
+    cat = tmp_path / "cat"
+    shutil.copytree(DATA / "catalogue", cat)
+    ref = cat / "demo" / "demo-driver-too-old" / "reference.yaml"
+    ref.write_text(ref.read_text().replace(
+        "  insufficient: {regex: 'CUDA driver version is insufficient for CUDA runtime version', level: error}",
+        "  insufficient: {regex: 'CUDA driver version is insufficient for CUDA runtime version|driver on your system is too old', level: error}\n"
+        "  init: {regex: 'CUDA initialization'}").replace("  all: [insufficient]", "  all: [insufficient]\n  support: [init]"))
+    scanner = build(catalogue_mod.load(cat))
+    log = ("torch/cuda/__init__.py:138: UserWarning: CUDA initialization: The NVIDIA driver on your system is too old\n"
+           "RuntimeError: indices should be either on cpu or on the same device as the indexed tensor\n")
+    ranked = [d.id for d in diagnose(log, scanner=scanner).diagnoses]
+    assert ranked[:2] == ["demo-generic-index", "demo-driver-too-old"]
+    only_warning = log.splitlines()[0] + "\n"
+    assert [d.id for d in diagnose(only_warning, scanner=scanner).diagnoses] == ["demo-driver-too-old"]

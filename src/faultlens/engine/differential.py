@@ -7,6 +7,8 @@ closed connection) rank below any initiating failure of the same job and name it
 
 from __future__ import annotations
 
+import re
+
 from ..model import CheckResult, Diagnosis, Evidence, Line, Reference, Rejection
 from ..facts.extract import compare
 from ..redact import redact
@@ -92,8 +94,19 @@ def _apply_causality(matched: list[Candidate], order: LineOrder) -> None:
                            f"{best_initiating.ref.id}")
 
 
+_PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
+
+
+def _warning_only(c: Candidate) -> bool:
+    """Every error line of this candidate is a Python warning (the run went on after it)."""
+    lines = c.error_lines
+    return bool(lines) and all(_PY_WARNING.search(ln.text) for ln in lines)
+
+
 def _sort_key(c: Candidate):
-    return (SEVERITY_ORDER[c.ref.severity], 1 if c.consequence_of else 0, -c.score, c.ref.id)
+    # a failure known only from a warning ranks below one that raised
+    return (SEVERITY_ORDER[c.ref.severity], 1 if c.consequence_of else 0, _warning_only(c),
+            -c.score, c.ref.id)
 
 
 def _confidence(c: Candidate, ranked: list[Candidate]) -> float:
