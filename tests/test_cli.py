@@ -57,6 +57,17 @@ def test_markdown_and_top(tmp_path, capsys):
     assert "demo-oom" in out and "demo-wrapper" not in out
 
 
+def test_github_annotations(tmp_path, capsys):
+    log = tmp_path / "job.log"
+    log.write_text("step 1\n" + OOM)
+    code, out, _ = run(capsys, "diagnose", "--format", "github", str(log))
+    first = out.splitlines()[0]
+    assert code == 0 and first.startswith(f"::error file={log},line=2,title=faultlens%3A demo-oom")
+    assert "%0AFix: Lower the batch size." in first
+    log.write_text("all good\n")
+    assert run(capsys, "diagnose", "--format", "github", str(log))[1].startswith("::notice")
+
+
 def test_exit_code_flag(tmp_path, capsys):
     log = tmp_path / "job.log"
     log.write_text(OOM)

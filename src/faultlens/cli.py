@@ -59,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "log per rank). Compressed logs (gz, bz2, xz, zst) are read "
                                    "directly; '-' reads standard input.")
     d.add_argument("files", nargs="*", metavar="FILE", help="log files, or '-' for standard input")
-    d.add_argument("--format", choices=["text", "json", "markdown"], default="text",
-                   help="output format (default: text)")
+    d.add_argument("--format", choices=["text", "json", "markdown", "github"], default="text",
+                   help="output format (default: text; github = GitHub Actions annotations)")
     d.add_argument("--json", action="store_true", help="same as --format json")
     d.add_argument("--top", type=int, metavar="N", help="show only the N best candidates")
     d.add_argument("--env", metavar="FILE",
@@ -192,6 +192,9 @@ def cmd_diagnose(args) -> int:
         _out(render(report, args.top))
     elif fmt == "markdown":
         from .render.markdown import render
+        _out(render(report, args.top))
+    elif fmt == "github":
+        from .render.github import render
         _out(render(report, args.top))
     else:
         from .render.text import render
