@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from .errors import CatalogueError
@@ -37,14 +38,9 @@ class Catalogue:
     digest: str
     references: tuple[Reference, ...]
 
-    def get(self, ref_id: str) -> Reference | None:
-        for ref in self.references:
-            if ref.id == ref_id:
-                return ref
-        return None
-
-    @property
+    @cached_property
     def by_id(self) -> dict[str, Reference]:
+        """References by id (computed once; the catalogue is immutable)."""
         return {ref.id: ref for ref in self.references}
 
 

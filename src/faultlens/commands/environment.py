@@ -58,7 +58,9 @@ def _snapshot(path: str | None) -> dict:
 
 
 def _facts(snapshot: dict) -> dict[str, str]:
-    return {str(k): str(v) for k, v in snapshot.get("facts", {}).items() if v is not None}
+    from ..facts.extract import snapshot_facts
+
+    return snapshot_facts(snapshot)
 
 
 def cmd_env(args) -> int:

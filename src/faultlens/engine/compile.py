@@ -16,14 +16,12 @@ from pathlib import Path
 from .. import catalogue as catalogue_mod
 from ..errors import CatalogueError
 
-ENGINE_VERSION = 6
+ENGINE_VERSION = 7
 FACTS_DIR = Path(__file__).resolve().parent.parent / "facts"
 
 STRUCTURE = {
     "traceback": r"Traceback \(most recent call last\):",
 }
-
-HS_FLAGS = None  # set lazily: hyperscan import stays off the cache-hit path until scanning
 
 
 @dataclass(frozen=True)

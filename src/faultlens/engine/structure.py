@@ -19,9 +19,7 @@ class Observations:
 
     signals: dict[tuple[str, str], list[Line]] = field(default_factory=lambda: defaultdict(list))
     """(reference id, signal name) -> verified lines, in log order."""
-    counts: dict[tuple[str, str], int] = field(default_factory=dict)
     facts: dict[str, str] = field(default_factory=dict)
-    fact_lines: dict[str, Line] = field(default_factory=dict)
     tracebacks: list[Traceback] = field(default_factory=list)
     file_order: dict[str, int] = field(default_factory=dict)
     invalid_utf8: int = 0
@@ -58,7 +56,6 @@ def observe(scanner: Scanner, scans: list[FileScan]) -> Observations:
         for pid in sorted(fs.hits):
             hits = fs.hits[pid]
             regex = scanner.regex(pid)
-            verified = 0
             for n in hits.lines:
                 raw = fs.lines.get(n)
                 if raw is None:
@@ -68,7 +65,6 @@ def observe(scanner: Scanner, scans: list[FileScan]) -> Observations:
                 match = regex.search(decoded[n])
                 if not match:
                     continue  # a Hyperscan match that spanned lines
-                verified += 1
                 for kind, owner, name in scanner.owners[pid]:
                     if kind == "signal":
                         obs.signals[(owner, name)].append(line_at(n))
@@ -76,12 +72,6 @@ def observe(scanner: Scanner, scans: list[FileScan]) -> Observations:
                         fact = normalise(scanner.facts[int(owner)], match)
                         if fact and fact[0] not in obs.facts:
                             obs.facts[fact[0]] = fact[1]
-                            obs.fact_lines[fact[0]] = line_at(n)
-            for kind, owner, name in scanner.owners[pid]:
-                if kind == "signal" and verified:
-                    key = (owner, name)
-                    # lines beyond the kept ones were counted but not verified
-                    obs.counts[key] = obs.counts.get(key, 0) + max(hits.count, verified)
         for header_no, header_raw, window in fs.windows:
             head = to_line(fs.name, header_no, _decode(header_raw, obs))
             body = [to_line(fs.name, n, _decode(raw, obs)) for n, raw in window]

@@ -55,10 +55,15 @@ def load_snapshot(path: str) -> dict[str, str]:
     """Facts from `faultlens env --json` output, or any flat JSON map of fact names to values."""
     with open(path, encoding="utf-8") as fh:
         data = json.load(fh)
-    if isinstance(data, dict) and isinstance(data.get("facts"), dict):
-        data = data["facts"]
     if not isinstance(data, dict):
         raise ValueError("expected a JSON object of facts")
+    return snapshot_facts(data)
+
+
+def snapshot_facts(data: dict) -> dict[str, str]:
+    """The flat fact map of a snapshot (`{"facts": {...}}`) or of a bare map of facts."""
+    if isinstance(data.get("facts"), dict):
+        data = data["facts"]
     return {str(k): str(v) for k, v in data.items() if v is not None and not isinstance(v, (dict, list))}
 
 
