@@ -9,6 +9,7 @@ from .engine.differential import LineOrder, diagnose as rank
 from .engine.scan import scan_file
 from .engine.score import evaluate
 from .engine.structure import observe
+from .engine import unexplained as unexplained_mod
 from .model import InputFile, Report
 
 
@@ -50,6 +51,7 @@ def build_report(scanner: Scanner, scans: list, env: dict | None = None) -> Repo
     order = LineOrder(obs, [])
     cands = [evaluate(ref, obs, order) for ref in scanner.catalogue.references]
     diagnoses = rank(cands, obs)
+    unexplained = _unexplained(scanner, obs, cands, diagnoses)
     inputs = []
     for fs in scans:
         inputs.append(InputFile(path=fs.name, bytes=fs.stats.bytes, lines=fs.stats.lines,
@@ -61,4 +63,22 @@ def build_report(scanner: Scanner, scans: list, env: dict | None = None) -> Repo
                                                 "UTF-8 and were decoded with replacement characters",))
     return Report(inputs=tuple(inputs), diagnoses=tuple(diagnoses), facts=dict(obs.facts),
                   tracebacks=tuple(obs.tracebacks), catalogue_digest=scanner.catalogue.digest,
-                  reference_count=len(scanner.catalogue.references))
+                  reference_count=len(scanner.catalogue.references), unexplained=unexplained)
+
+
+def _unexplained(scanner: Scanner, obs, cands, diagnoses) -> tuple:
+    diagnosed = {d.id for d in diagnoses}
+    explained: set[tuple[str, int]] = set()
+    templates: set[str] = set()
+    partial: dict[tuple[str, int], list[str]] = {}
+    for c in cands:
+        for name, lines in c.present.items():
+            for ln in lines:
+                if c.ref.id in diagnosed:
+                    explained.add((ln.file, ln.number))
+                    templates.add(unexplained_mod._template(ln.text))
+                elif c.ref.signals[name].level == "error":
+                    partial.setdefault((ln.file, ln.number), []).append(c.ref.id)
+    sim = unexplained_mod.similarity_for(scanner.catalogue.digest, scanner.catalogue.references)
+    confirmed = any(d.status == "confirmed" and d.severity == "failure" for d in diagnoses)
+    return unexplained_mod.find(obs, explained, templates, diagnosed, confirmed, sim, partial)

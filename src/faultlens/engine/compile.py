@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .. import catalogue as catalogue_mod
 from ..errors import CatalogueError
+from .failures import PATTERNS as FAILURE_PATTERNS
 
 ENGINE_VERSION = 7
 FACTS_DIR = Path(__file__).resolve().parent.parent / "facts"
@@ -136,6 +137,8 @@ def build(cat: catalogue_mod.Catalogue) -> Scanner:
         add(fp.regex, ("fact", str(i), fp.fact))
     for name, expr in STRUCTURE.items():
         add(expr, ("structure", "", name))
+    for name, (expr, _kind, _priority) in FAILURE_PATTERNS.items():
+        add(expr, ("structure", "", name))
     for expr in expressions:
         try:
             re.compile(expr)
@@ -165,6 +168,10 @@ def _cache_key(root: Path) -> str:
     h.update(f"engine{ENGINE_VERSION}".encode())
     for name in ("patterns.yaml", "gpus.yaml"):
         h.update((FACTS_DIR / name).read_bytes())
+    # the pickled catalogue holds model objects built by the loader: a change to either stales it
+    pkg = Path(__file__).resolve().parent.parent
+    for name in ("model.py", "catalogue.py", "engine/failures.py"):
+        h.update((pkg / name).read_bytes())
     return h.hexdigest()[:24]
 
 

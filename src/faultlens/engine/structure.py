@@ -23,6 +23,8 @@ class Observations:
     tracebacks: list[Traceback] = field(default_factory=list)
     file_order: dict[str, int] = field(default_factory=dict)
     invalid_utf8: int = 0
+    failure_lines: list[tuple[Line, str]] = field(default_factory=list)
+    """(line, structural failure pattern name): lines that say the run failed, in scan order."""
 
     def lines_of(self, ref_id: str, name: str) -> list[Line]:
         return self.signals.get((ref_id, name), [])
@@ -72,6 +74,8 @@ def observe(scanner: Scanner, scans: list[FileScan]) -> Observations:
                         fact = normalise(scanner.facts[int(owner)], match)
                         if fact and fact[0] not in obs.facts:
                             obs.facts[fact[0]] = fact[1]
+                    elif kind == "structure" and name != "traceback":
+                        obs.failure_lines.append((line_at(n), name))
         for header_no, header_raw, window in fs.windows:
             head = to_line(fs.name, header_no, _decode(header_raw, obs))
             body = [to_line(fs.name, n, _decode(raw, obs)) for n, raw in window]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json as _json
 
 from .. import __version__
-from ..model import Diagnosis, Reference, Report
+from ..model import Diagnosis, Reference, Report, Unexplained
 
 SCHEMA = 1
 
@@ -16,6 +16,7 @@ def diagnosis_dict(d: Diagnosis) -> dict:
         "title": d.title,
         "category": d.category,
         "severity": d.severity,
+        "status": d.status,
         "confidence": d.confidence,
         "variant": d.variant,
         "consequence_of": d.consequence_of,
@@ -48,9 +49,17 @@ def report_dict(report: Report, top: int | None = None) -> dict:
             "facts": dict(sorted(report.facts.items())),
             "tracebacks": len(report.tracebacks),
         },
-        "failure": report.top is not None,
+        "failure": report.top is not None or bool(report.unexplained),
         "diagnoses": [diagnosis_dict(d) for d in diagnoses],
+        "unexplained": [unexplained_dict(u) for u in report.unexplained],
     }
+
+
+def unexplained_dict(u: Unexplained) -> dict:
+    return {"file": u.file, "line": u.line, "text": u.text, "kind": u.kind,
+            "component": u.component or None, "user_frame": u.user_frame or None,
+            "process": u.process or None,
+            "nearest": [{"id": n.id, "score": n.score} for n in u.nearest]}
 
 
 def render(report: Report, top: int | None = None) -> str:

@@ -1,0 +1,49 @@
+"""Lines that say a run failed, whatever the cause: what the report names when no reference does.
+
+These are structural patterns, scanned in the same Hyperscan pass as the catalogue. Each maps to
+a kind of failure line; a line that is only a warning is never a failure line.
+"""
+
+from __future__ import annotations
+
+import re
+
+# name -> (Hyperscan/Python regex, kind shown to the user, priority: lower is more telling)
+PATTERNS: dict[str, tuple[str, str, int]] = {
+    "exception_line": (r"(?:^|[\s\]>|:(])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt"
+                       r"|Fault)(?::\s|:?\s*$)", "exception", 1),
+    "cuda_error": (r"CUDA (?:error|Error|ERROR)\b|cuda(?:Error|ErrorCode)\w*|CUBLAS_STATUS_\w+|"
+                   r"CUDNN_STATUS_\w+|CUDA_ERROR_\w+", "CUDA error", 2),
+    "assertion": (r"Assertion [`'\"(]?.{1,400}[`'\")]? failed|Assertion failed|"
+                  r"AssertionError|failed assertion", "assertion", 2),
+    "nccl_warn": (r"NCCL WARN |ncclInternalError|ncclSystemError|ncclUnhandledCudaError|"
+                  r"ncclRemoteError|ncclInvalidUsage", "NCCL error", 3),
+    "fatal": (r"\b(?:FATAL|Fatal error|fatal error|F\d{4} \d\d:\d\d:\d\d|panic:|"
+              r"terminate called after throwing)", "fatal", 3),
+    "killed": (r"(?:^|\s)Killed\s*$|killed by signal|Signals\.SIG(?:KILL|SEGV|ABRT|BUS)|"
+               r"Segmentation fault|core dumped|exit code 13[479]\b|signal (?:9|11|6) \(",
+               "killed process", 3),
+    "exit_status": (r"exitcode\s*:\s*-?[1-9]\d*|returned non-zero exit status [1-9]|"
+                    r"exited with (?:exit )?(?:code|status) [1-9]|exit code:? [1-9]\d*\b|"
+                    r"error: subprocess-exited-with-error|ChildFailedError",
+                    "non-zero exit", 5),
+    "error_line": (r"(?:^|[\s\[|:])(?:ERROR|Error|error)(?:\]|:)\s+\S", "error line", 4),
+}
+
+_WARNING = re.compile(r"\b\w*Warning\b|\bWARN(?:ING)?\b(?!.*\bERROR\b)|\bwarn(?:ing)?:", re.I)
+_NCCL_WARN = re.compile(r"NCCL WARN ")
+
+
+def is_warning(text: str) -> bool:
+    """A line that only warns: the run may well go on after it."""
+    if _NCCL_WARN.search(text):
+        return False
+    return bool(_WARNING.search(text))
+
+
+def kind_of(name: str) -> str:
+    return PATTERNS[name][1]
+
+
+def priority_of(name: str) -> int:
+    return PATTERNS[name][2]
