@@ -43,6 +43,9 @@ class FileScan:
     """Raw bytes of every kept line, by line number."""
     windows: list[tuple[int, bytes, list[tuple[int, bytes]]]] = field(default_factory=list)
     """(traceback header line, its bytes, [(line, bytes) of the lines after it])."""
+    paste: object = None
+    """A `logs.paste.Normalised` when a cleaned copy of a pasted log was scanned: it maps the
+    scanned lines back to the original line numbers."""
 
 
 class BlockScanner:
