@@ -132,6 +132,18 @@ def test_nomatch_winner_must_rank_first(cat):
     assert _nomatch_problems(cat, "step 1 loss 0.5\n", "source: synthetic\nwinner: none\n") == []
 
 
+def test_unexplained_nomatch_is_asserted_and_warned(cat):
+    found = _nomatch_problems(cat, "Segmentation fault (core dumped)\n",
+                              "source: synthetic\nwinner: unexplained\n")
+    assert any("needs `unexplained: <class-id>`" in m for m in found)
+    found = _nomatch_problems(cat, "Segmentation fault (core dumped)\n",
+                              "source: synthetic\nwinner: unexplained\nunexplained: native-segfault\n")
+    assert len(found) == 1 and "not a near-miss yet" in found[0] and "'native-segfault'" in found[0]
+    found = _nomatch_problems(cat, WATCHDOG, "source: synthetic\nwinner: unexplained\n"
+                                             "unexplained: native-segfault\n")
+    assert any("winner: unexplained, but demo-watchdog is diagnosed" in m for m in found)
+
+
 def test_claimed_variant_must_be_the_diagnosed_one(cat):
     ex = cat / "demo" / "demo-specific-index" / "examples"
     ex.mkdir()

@@ -191,8 +191,15 @@ def check_examples(refs, diagnose: Callable, progress: Callable | None = None,
     return problems
 
 
+NO_FAILURE = "none"
+"""`winner: none`: the log shows no failure, so nothing may be diagnosed as one."""
+UNEXPLAINED = "unexplained"
+"""`winner: unexplained`: a real failure that no reference explains yet, so nothing may be diagnosed
+as a failure; the sidecar's `unexplained:` names the proposed class. Not yet a near-miss (lint warns)."""
+
+
 def expected_winner(meta: dict) -> str | None:
-    """The `winner:` of a nomatch sidecar: the reference that must rank first, 'none', or None."""
+    """The `winner:` of a nomatch sidecar: a reference id, 'none', 'unexplained', or None if missing."""
     value = meta.get("winner")
     return str(value).strip() if value not in (None, "") else None
 
@@ -206,13 +213,20 @@ def _check_winner(ref, meta: dict, report, known: set[str], at: str) -> list[Pro
     if winner == ref.id:
         return [Problem("error", at, f"winner: names {ref.id} itself; a nomatch example's winner is the "
                                      "sibling that explains it")]
-    if winner != "none" and winner not in known:
+    if winner not in (NO_FAILURE, UNEXPLAINED) and winner not in known:
         return [Problem("error", at, f"winner: '{winner}' is not a reference in the catalogue; fix the id")]
     ids = ranked_ids(report)
-    if winner == "none":
+    if winner in (NO_FAILURE, UNEXPLAINED):
         if report.failures:
-            return [Problem("error", at, f"winner: none, but {report.failures[0].id} is diagnosed as a "
+            return [Problem("error", at, f"winner: {winner}, but {report.failures[0].id} is diagnosed as a "
                                          "failure; name it as the winner or fix its fingerprint")]
+        if winner == UNEXPLAINED:
+            if not meta.get("unexplained"):
+                return [Problem("error", at, "winner: unexplained needs `unexplained: <class-id>`, the "
+                                             "proposed reference that would explain this failure")]
+            return [Problem("warning", at, f"not a near-miss yet: no reference explains "
+                                           f"'{meta['unexplained']}'; replace it with a log that has "
+                                           f"{ref.id}'s core message and a winner that ranks first")]
         return []
     if not ids or ids[0] != winner:
         got = ids[0] if ids else "nothing"
