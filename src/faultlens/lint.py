@@ -2,8 +2,9 @@
 
 Schema, semantic names, folder = id, category = parent folder, duplicate ids, regexes compile in
 Python and in Hyperscan and cannot match an empty line, sibling / downstream ids exist, every
-reference has match and nomatch examples with a source, match examples rank the reference first,
-nomatch examples do not, and the healthy logs in baseline/ raise no failure.
+reference has match and nomatch examples with a source, match examples rank the reference first
+(with the variant their sidecar claims), nomatch examples rank their sidecar's `winner:` first, and
+the healthy logs in baseline/ raise no failure.
 """
 
 from __future__ import annotations
@@ -140,9 +141,16 @@ def ranked_ids(report) -> list[str]:
     return [d.id for d in report.diagnoses]
 
 
-def check_examples(refs, diagnose: Callable, progress: Callable | None = None) -> list[Problem]:
-    """Run every example through the engine."""
+def check_examples(refs, diagnose: Callable, progress: Callable | None = None,
+                   all_ids=None) -> list[Problem]:
+    """Run every example through the engine.
+
+    A match example must rank its reference first (and the `variant:` its sidecar claims); a nomatch
+    example must rank the sidecar's `winner:` first. `all_ids` are the catalogue's ids when `refs`
+    is only part of it.
+    """
     problems = []
+    known = {r.id for r in refs} | set(all_ids or ())
     for i, ref in enumerate(refs):
         if progress:
             progress(i, len(refs), ref.id)
@@ -166,16 +174,78 @@ def check_examples(refs, diagnose: Callable, progress: Callable | None = None) -
                 problems.append(Problem("error", f"{where}/examples/{log.name}", f"cannot diagnose: {exc}"))
                 continue
             ids = ranked_ids(report)
-            if log in matches and (not ids or ids[0] != ref.id):
-                got = ids[0] if ids else "nothing"
-                problems.append(Problem("error", f"{where}/examples/{log.name}",
-                                        f"must rank {ref.id} first, but got {got}"
-                                        + (f" (then {', '.join(ids[1:3])})" if len(ids) > 1 else "")))
-            if log in nomatches and ids and ids[0] == ref.id:
-                problems.append(Problem("error", f"{where}/examples/{log.name}",
-                                        f"must not rank {ref.id} first; tighten the fingerprint or "
-                                        "add negative evidence (fingerprint.none)"))
+            at = f"{where}/examples/{log.name}"
+            if log in matches:
+                if not ids or ids[0] != ref.id:
+                    got = ids[0] if ids else "nothing"
+                    problems.append(Problem("error", at, f"must rank {ref.id} first, but got {got}"
+                                            + (f" (then {', '.join(ids[1:3])})" if len(ids) > 1 else "")))
+                else:
+                    problems += _check_variant(ref, meta, report.diagnoses[0], at)
+            else:
+                if ids and ids[0] == ref.id:
+                    problems.append(Problem("error", at, f"must not rank {ref.id} first; tighten the "
+                                                         "fingerprint or add negative evidence "
+                                                         "(fingerprint.none)"))
+                problems += _check_winner(ref, meta, report, known, at)
     return problems
+
+
+NO_FAILURE = "none"
+"""`winner: none`: the log shows no failure, so nothing may be diagnosed as one."""
+UNEXPLAINED = "unexplained"
+"""`winner: unexplained`: a real failure that no reference explains yet, so nothing may be diagnosed
+as a failure; the sidecar's `unexplained:` names the proposed class. Not yet a near-miss (lint warns)."""
+
+
+def expected_winner(meta: dict) -> str | None:
+    """The `winner:` of a nomatch sidecar: a reference id, 'none', 'unexplained', or None if missing."""
+    value = meta.get("winner")
+    return str(value).strip() if value not in (None, "") else None
+
+
+def _check_winner(ref, meta: dict, report, known: set[str], at: str) -> list[Problem]:
+    winner = expected_winner(meta)
+    if winner is None:
+        return [Problem("error", at, f"add `winner: <id>` to {sidecar(Path(at)).name} naming the "
+                                     "reference that must rank first on this near-miss (or "
+                                     "`winner: none` when the log shows no failure)")]
+    if winner == ref.id:
+        return [Problem("error", at, f"winner: names {ref.id} itself; a nomatch example's winner is the "
+                                     "sibling that explains it")]
+    if winner not in (NO_FAILURE, UNEXPLAINED) and winner not in known:
+        return [Problem("error", at, f"winner: '{winner}' is not a reference in the catalogue; fix the id")]
+    ids = ranked_ids(report)
+    if winner in (NO_FAILURE, UNEXPLAINED):
+        if report.failures:
+            return [Problem("error", at, f"winner: {winner}, but {report.failures[0].id} is diagnosed as a "
+                                         "failure; name it as the winner or fix its fingerprint")]
+        if winner == UNEXPLAINED:
+            if not meta.get("unexplained"):
+                return [Problem("error", at, "winner: unexplained needs `unexplained: <class-id>`, the "
+                                             "proposed reference that would explain this failure")]
+            return [Problem("warning", at, f"not a near-miss yet: no reference explains "
+                                           f"'{meta['unexplained']}'; replace it with a log that has "
+                                           f"{ref.id}'s core message and a winner that ranks first")]
+        return []
+    if not ids or ids[0] != winner:
+        got = ids[0] if ids else "nothing"
+        return [Problem("error", at, f"winner: {winner} must rank first on this near-miss, but got {got}")]
+    return []
+
+
+def _check_variant(ref, meta: dict, diagnosis, at: str) -> list[Problem]:
+    claimed = meta.get("variant")
+    if claimed in (None, ""):
+        return []
+    if claimed not in {v.id for v in ref.variants}:
+        return [Problem("error", at, f"variant: '{claimed}' is not a variant of {ref.id}; use one of "
+                                     f"{', '.join(v.id for v in ref.variants) or '(none defined)'}")]
+    if diagnosis.variant != claimed:
+        return [Problem("error", at, f"variant: {claimed} claimed, but the diagnosis names "
+                                     f"{diagnosis.variant or 'no variant'}; fix the variant's signals "
+                                     "or the claim")]
+    return []
 
 
 def check_baseline(folder: Path, diagnose: Callable) -> list[Problem]:

@@ -105,5 +105,7 @@ def scaffold(root: Path, ref_id: str, category: str) -> Path:
         f"note: {PLACEHOLDER} - what the excerpt shows\n")
     (folder / "examples" / "nomatch-REPLACE.yaml").write_text(
         f"source: {PLACEHOLDER} - URL of a near-miss log (same message, other cause)\n"
-        f"note: {PLACEHOLDER} - which reference it belongs to instead\n")
+        f"note: {PLACEHOLDER} - which reference it belongs to instead, and why\n"
+        f"winner: {PLACEHOLDER} - id of the reference that must rank first on this near-miss "
+        "(none = the log shows no failure)\n")
     return folder
