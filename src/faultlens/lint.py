@@ -183,7 +183,8 @@ def check_examples(refs, diagnose: Callable, progress: Callable | None = None,
                 else:
                     problems += _check_variant(ref, meta, report.diagnoses[0], at)
             else:
-                if ids and ids[0] == ref.id:
+                confirmed = [d.id for d in report.diagnoses if d.status == "confirmed"]
+                if confirmed and confirmed[0] == ref.id:
                     problems.append(Problem("error", at, f"must not rank {ref.id} first; tighten the "
                                                          "fingerprint or add negative evidence "
                                                          "(fingerprint.none)"))
@@ -194,8 +195,8 @@ def check_examples(refs, diagnose: Callable, progress: Callable | None = None,
 NO_FAILURE = "none"
 """`winner: none`: the log shows no failure, so nothing may be diagnosed as one."""
 UNEXPLAINED = "unexplained"
-"""`winner: unexplained`: a real failure that no reference explains yet, so nothing may be diagnosed
-as a failure; the sidecar's `unexplained:` names the proposed class. Not yet a near-miss (lint warns)."""
+"""`winner: unexplained`: a real failure that no reference explains yet, so nothing may be confirmed
+(references whose core message it shows may be listed as possible); the sidecar's `unexplained:` names the proposed class. Not yet a near-miss (lint warns)."""
 
 
 def expected_winner(meta: dict) -> str | None:
@@ -217,8 +218,10 @@ def _check_winner(ref, meta: dict, report, known: set[str], at: str) -> list[Pro
         return [Problem("error", at, f"winner: '{winner}' is not a reference in the catalogue; fix the id")]
     ids = ranked_ids(report)
     if winner in (NO_FAILURE, UNEXPLAINED):
-        if report.failures:
-            return [Problem("error", at, f"winner: {winner}, but {report.failures[0].id} is diagnosed as a "
+        # a failure no reference covers may still list references as possible, never confirmed
+        wrong = report.failures if winner == NO_FAILURE else report.confirmed
+        if wrong:
+            return [Problem("error", at, f"winner: {winner}, but {wrong[0].id} is diagnosed as a "
                                          "failure; name it as the winner or fix its fingerprint")]
         if winner == UNEXPLAINED:
             if not meta.get("unexplained"):

@@ -23,11 +23,22 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
     "killed": (r"(?:^|\s)Killed\s*$|killed by signal|Signals\.SIG(?:KILL|SEGV|ABRT|BUS)|"
                r"Segmentation fault|core dumped|exit code 13[479]\b|signal (?:9|11|6) \(",
                "killed process", 3),
+    "os_error": (r"exec format error|[Ii]llegal instruction|Bus error|cannot open shared object file|"
+                 r"command not found|[Pp]ermission denied|No space left on device|"
+                 r"Too many open files|Address already in use|Connection refused",
+                 "operating-system error", 3),
     "exit_status": (r"exitcode\s*:\s*-?[1-9]\d*|returned non-zero exit status [1-9]|"
                     r"exited with (?:exit )?(?:code|status) [1-9]|exit code:? [1-9]\d*\b|"
                     r"error: subprocess-exited-with-error|ChildFailedError",
                     "non-zero exit", 5),
-    "error_line": (r"(?:^|[\s\[|:])(?:ERROR|Error|error)(?:\]|:)\s+\S", "error line", 4),
+    "error_line": (r"(?:^|[\s\[|:])(?:ERROR|Error|error)(?:\]|:)\s+\S|\[(?:E|ERR|ERROR)\]|"
+                   r"\bError Code \d+|\bFAIL(?:ED)?\b", "error line", 4),
+    "failure_message": (r"(?:^|[\s:])(?:Cannot|Could not|Unable to|Failed to|cannot|could not|"
+                        r"unable to|failed to) [a-z]\w*|has failed\b|is not available\b|"
+                        r"not found\b|No such file or directory|[Nn]o CUDA GPUs are available|"
+                        r"out of memory|\bOOM\b|\bKilled\b|stuck|hangs?\b|timed out",
+                        "failure message", 6),
+    "native_backtrace": (r"^#\d+\s+0x[0-9a-fA-F]+ in \S", "native backtrace", 6),
 }
 
 _WARNING = re.compile(r"\b\w*Warning\b|\bWARN(?:ING)?\b(?!.*\bERROR\b)|\bwarn(?:ing)?:", re.I)

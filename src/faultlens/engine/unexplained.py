@@ -27,6 +27,8 @@ NOISE_WHEN_DIAGNOSED = 4
 _PACKAGE_DIRS = re.compile(r"(?:site|dist)-packages[/\\]([A-Za-z_][\w]*)")
 _STDLIB = re.compile(r"[/\\]lib[/\\]python\d\.\d+[/\\](?!site-packages|dist-packages)")
 _EXC_NAME = re.compile(r"(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault))\b")
+_WARN_TAG = re.compile(r"\s*\[W[\s\d]")  # torch's C++ warnings: [W socket.cpp:663] ...
+_INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b|\[I\]|\[(?:info|debug)\]")
 _TEMPLATE = re.compile(r"0x[0-9a-fA-F]+|\d+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_]{2,}")
 _STOP = frozenset("the and for with that this from not are was were has have but can cannot "
@@ -152,8 +154,11 @@ def find(obs: Observations, explained: set[tuple[str, int]], explained_templates
     seen_templates: set[str] = set()
     order = sorted(found.items(), key=lambda kv: (kv[1][0], obs.file_order.get(kv[0][0], 0), kv[0][1]))
     for key, (prio, line, name) in order:
-        if key in explained or is_warning(line.text):
+        if key in explained or is_warning(line.text) or line.prefix.level == "WARNING" \
+                or _WARN_TAG.match(line.text):
             continue
+        if prio > 1 and (line.prefix.level in ("INFO", "DEBUG") or _INFO_LEVEL.search(line.text)):
+            continue  # an informational line that mentions a failure it recovered from
         if confirmed and prio >= NOISE_WHEN_DIAGNOSED:
             continue
         tmpl = _template(line.text)
