@@ -6,6 +6,7 @@ import json as _json
 
 from .. import __version__
 from ..model import Diagnosis, Reference, Report
+from ..redact import redact_json
 
 SCHEMA = 1
 
@@ -37,7 +38,9 @@ def report_dict(report: Report, top: int | None = None) -> dict:
     diagnoses = list(report.diagnoses)
     if top is not None:
         diagnoses = diagnoses[:top]
-    return {
+    # redacted whole: the evidence is redacted by the engine, but facts, check details and
+    # file names come from the log and the environment too
+    return redact_json({
         "schema": SCHEMA,
         "tool": {"name": "faultlens", "version": __version__},
         "catalogue": {"digest": report.catalogue_digest, "references": report.reference_count},
@@ -50,7 +53,7 @@ def report_dict(report: Report, top: int | None = None) -> dict:
         },
         "failure": report.top is not None,
         "diagnoses": [diagnosis_dict(d) for d in diagnoses],
-    }
+    })
 
 
 def render(report: Report, top: int | None = None) -> str:

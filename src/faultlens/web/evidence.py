@@ -3,8 +3,11 @@ matching part of each evidence line marked. Jinja2 escapes every piece."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+
+import re2
 
 from ..model import Reference
 from ..redact import redact
@@ -33,15 +36,22 @@ def display_line(raw: bytes) -> str:
     return redact(text)
 
 
+@functools.lru_cache(maxsize=4096)
+def _linear(regex: str):
+    """The signal's regex on RE2 (linear time on any line); None when RE2 cannot run it."""
+    try:
+        options = re2.Options()
+        options.log_errors = False
+        return re2.compile(regex, options)
+    except re2.error:
+        return None
+
+
 def highlight(text: str, regex: str | None) -> tuple[tuple[str, bool], ...]:
     """Split `text` around the first match of `regex`; the whole line is marked when the
     pattern does not match the displayed text (e.g. after redaction)."""
-    match = None
-    if regex:
-        try:
-            match = re.search(regex, text)
-        except re.error:
-            match = None
+    pattern = _linear(regex) if regex else None
+    match = pattern.search(text) if pattern is not None else None
     if match is None or match.start() == match.end():
         return ((text, True),)
     parts = ((text[:match.start()], False), (text[match.start():match.end()], True),
