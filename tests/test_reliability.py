@@ -1,0 +1,216 @@
+"""Issue 13: the server and the agents under hostile or heavy input - decompression, work off
+the event loop, bounded memory, malformed requests - each test named for the issue's item."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import threading
+import tracemalloc
+
+import pytest
+import zstandard
+from conftest import DATA
+from fastapi.testclient import TestClient
+
+from faultlens.web.app import create_app
+from faultlens.web.evidence import LogLines, shown_lines
+
+OOM = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+RAW = {"content-type": "application/octet-stream"}
+WAIT_S = 60  # only ever reached when the behaviour under test is broken
+
+
+@pytest.fixture
+def make_client(tmp_path):
+    def make(**kw):
+        return TestClient(create_app(str(tmp_path / "incidents.db"), catalogue=DATA / "catalogue", **kw))
+    return make
+
+
+def error_code(resp) -> str:
+    return resp.json()["error"]["code"]
+
+
+# --- item 2 and 4: decompression -------------------------------------------------------------------
+
+def test_issue13_item2_multi_member_gzip_upload(make_client):
+    client = make_client()
+    body = gzip.compress(b"INFO start\n") * 5000 + gzip.compress(OOM)
+    resp = client.post("/api/v1/diagnose?store=false", content=body, headers=RAW)
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["diagnoses"][0]["id"] == "demo-oom"
+    assert resp.json()["input"]["files"][0]["lines"] == 5001
+
+
+def test_issue13_item4_nested_compression_counts_against_the_limit(make_client):
+    """A 1,436-byte gzip of a zstd stream made the engine read 2 GiB."""
+    client = make_client(max_upload_bytes=1 << 20)
+    inner = zstandard.ZstdCompressor(level=19).compress(b"\n" * (64 << 20))
+    body = gzip.compress(inner)
+    assert len(body) < 64 << 10
+    resp = client.post("/api/v1/diagnose?store=false", content=body, headers=RAW)
+    assert resp.status_code == 413 and error_code(resp) == "too_large"
+
+
+def test_issue13_item4_nested_compression_within_the_limit_is_read(make_client):
+    client = make_client()
+    resp = client.post("/api/v1/diagnose?store=false", content=gzip.compress(bz2.compress(OOM)),
+                       headers=RAW)
+    assert resp.status_code == 200 and resp.json()["diagnoses"][0]["id"] == "demo-oom"
+    assert resp.json()["input"]["files"][0]["compression"] == "gzip"
+
+
+@pytest.mark.parametrize("inner", [b"\x28\xb5\x2f\xfdgarbage\n", b"BZh91AY&SYgarbage\n",
+                                   b"\xfd7zXZ\x00garbage\n", b"\x1f\x8b\x08garbage\n"])
+def test_issue13_item4_gzip_around_a_corrupt_inner_stream_is_a_4xx(make_client, inner):
+    resp = make_client().post("/api/v1/diagnose?store=false", content=gzip.compress(inner), headers=RAW)
+    assert resp.status_code == 422 and error_code(resp) == "unreadable_log", resp.text
+
+
+def test_issue13_item4_truncated_zstd_upload_is_refused(make_client):
+    data = zstandard.ZstdCompressor().compress(OOM * 1000)
+    resp = make_client().post("/api/v1/diagnose?store=false", content=data[:-5], headers=RAW)
+    assert resp.status_code == 422 and "truncated" in resp.json()["error"]["message"]
+
+
+# --- item 3: heavy work off the event loop ---------------------------------------------------------
+
+def _slow_diagnose(monkeypatch, started: threading.Event, release: threading.Event):
+    from faultlens.web.scanners import ScannerPool
+
+    real = ScannerPool.diagnose
+
+    def slow(self, data, name):
+        started.set()
+        release.wait(WAIT_S)
+        return real(self, data, name)
+
+    monkeypatch.setattr(ScannerPool, "diagnose", slow)
+
+
+def test_issue13_item3_a_get_is_answered_while_a_diagnosis_runs(make_client, monkeypatch):
+    """The diagnosis cannot finish before the GET has been answered (it waits for it): if the
+    diagnosis held the event loop, the GET would never come back and neither would it."""
+    started, release = threading.Event(), threading.Event()
+    _slow_diagnose(monkeypatch, started, release)
+    results = {}
+    with make_client() as client:
+        def upload():
+            results["post"] = client.post("/api/v1/diagnose?store=false", content=OOM, headers=RAW)
+
+        poster = threading.Thread(target=upload)
+        poster.start()
+        assert started.wait(WAIT_S)
+        try:
+            get = client.get("/api/v1/references", timeout=WAIT_S)
+            page = client.get("/", timeout=WAIT_S)
+            assert get.status_code == 200 and page.status_code == 200
+            assert "post" not in results  # the diagnosis was still running
+        finally:
+            release.set()
+            poster.join(WAIT_S)
+    assert results["post"].status_code == 200
+
+
+def test_issue13_item3_a_request_over_its_budget_gets_503(make_client, monkeypatch):
+    started, release = threading.Event(), threading.Event()
+    _slow_diagnose(monkeypatch, started, release)
+    with make_client(budget_s=0.2) as client:
+        try:
+            resp = client.post("/api/v1/diagnose?store=false", content=OOM, headers=RAW)
+        finally:
+            release.set()
+        assert resp.status_code == 503 and error_code(resp) == "too_slow"
+
+
+def test_issue13_item3_a_saturated_server_says_busy(make_client, monkeypatch):
+    started, release = threading.Event(), threading.Event()
+    _slow_diagnose(monkeypatch, started, release)
+    with make_client(scanners=1) as client:
+        client.app.state.faultlens.heavy.max_pending = 1
+        poster = threading.Thread(target=lambda: client.post("/api/v1/diagnose?store=false",
+                                                             content=OOM, headers=RAW))
+        poster.start()
+        try:
+            assert started.wait(WAIT_S)
+            resp = client.post("/api/v1/diagnose?store=false", content=OOM, headers=RAW)
+            assert resp.status_code == 503 and error_code(resp) == "busy"
+            assert resp.headers["retry-after"]
+        finally:
+            release.set()
+            poster.join(WAIT_S)
+
+
+# --- item 8: the evidence view -------------------------------------------------------------------
+
+def test_issue13_item8_evidence_view_keeps_only_the_windows():
+    """POST /diagnose with 31 MB of short lines peaked near 900 MiB: the view split the whole
+    log into one object per line. Now only the lines around the evidence are kept."""
+    n = 300_000
+    data = b"".join(b"step %d ok\n" % i for i in range(1, n + 1))
+    diagnosis = {"id": "x", "evidence": [{"file": "f", "line": n - 10, "signal": "s"},
+                                         {"file": "f", "line": 7, "signal": "s"}]}
+    tracemalloc.start()
+    lines = LogLines(data, shown_lines([diagnosis], "f"))
+    _size, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(lines) == n and len(lines._lines) == 10
+    assert lines[n - 11] == b"step %d ok" % (n - 10) and lines[6] == b"step 7 ok"
+    assert peak < len(data) // 10  # a list of every line would be several times the log
+
+
+def test_issue13_item8_diagnose_page_shows_evidence_of_a_long_log(make_client):
+    log = b"".join(b"INFO step %d\n" % i for i in range(100_000)) + OOM + b"INFO after\n"
+    page = make_client().post("/diagnose", files={"file": ("big.log", log)})
+    assert page.status_code == 200
+    assert "100001" in page.text and "INFO step 99999" in page.text and "INFO after" in page.text
+
+
+# --- item 11: malformed requests -----------------------------------------------------------------
+
+@pytest.mark.parametrize("path,status", [
+    ("/api/v1/incidents/9999999999999999999999", 404),
+    ("/api/v1/incidents/-5", 404),
+    ("/incidents/9999999999999999999999", 404),
+    ("/api/v1/incidents?offset=99999999999999999999999", 422),
+])
+def test_issue13_item11_huge_numbers_are_404_or_422(make_client, path, status):
+    resp = make_client().get(path)
+    assert resp.status_code == status, resp.text
+
+
+def _report(**diagnosis) -> dict:
+    d = {"id": "demo-oom", "title": "t", "severity": "failure", "confidence": 0.5, "evidence": []}
+    d.update(diagnosis)
+    return {"schema": 1, "diagnoses": [d]}
+
+
+def test_issue13_item11_a_report_with_no_diagnoses_renders(make_client):
+    client = make_client()
+    for report in ({"schema": 1, "diagnoses": []},
+                   {"schema": 1, "diagnoses": [], "input": {"files": []}, "failure": False}):
+        created = client.post("/api/v1/incidents", json={"report": report, "log": "x\n"})
+        assert created.status_code == 201, created.text
+        page = client.get(created.json()["url"])
+        assert page.status_code == 200 and "Nothing in the catalogue matched" in page.text
+
+
+@pytest.mark.parametrize("report", [
+    _report(confidence="abc"), _report(confidence=True), _report(confidence=1e300),
+    _report(id=5), _report(severity=None), _report(evidence="x"),
+    _report(evidence=[{"file": "f", "line": "3", "text": "t"}]), _report(first={"line": None}),
+    _report(checks=[1]), {"schema": 1, "diagnoses": [7]}, {"schema": 1, "diagnoses": [], "input": []},
+])
+def test_issue13_item11_malformed_report_fields_are_422(make_client, report):
+    resp = make_client().post("/api/v1/incidents", json={"report": report})
+    assert resp.status_code == 422, resp.text
+
+
+def test_issue13_item11_the_store_refuses_a_malformed_report(tmp_path):
+    from faultlens.store.incidents import IncidentStore
+
+    store = IncidentStore(str(tmp_path / "i.db"))
+    with pytest.raises(ValueError, match="confidence"):
+        store.add_incident(_report(confidence="high"))
+    assert store.get_incident(10 ** 30) is None and store.get_incident(0) is None
