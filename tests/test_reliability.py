@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import os
+import subprocess
+import sys
 import threading
 import tracemalloc
 
 import pytest
 import zstandard
-from conftest import DATA
+from conftest import DATA, ROOT
 from fastapi.testclient import TestClient
 
 from faultlens.web.app import create_app
@@ -214,3 +217,136 @@ def test_issue13_item11_the_store_refuses_a_malformed_report(tmp_path):
     with pytest.raises(ValueError, match="confidence"):
         store.add_incident(_report(confidence="high"))
     assert store.get_incident(10 ** 30) is None and store.get_incident(0) is None
+
+
+# --- items 7, 10, 12: run, watch, scan ---------------------------------------------------------
+
+def test_issue13_item7_run_queue_is_bounded_and_the_log_complete(tmp_path, monkeypatch, capfd):
+    """A child printing 300 MB drove RSS to 309 MB: the queue between the pipe readers and the
+    scanner grew without bound. With a slow scanner the readers now wait (the child blocks on
+    its pipe) and the saved log still holds every byte."""
+    import queue
+
+    from faultlens.cli import main
+    from faultlens.commands import run
+    from faultlens.live import LiveSession
+
+    seen = []
+
+    class Tracking(queue.Queue):
+        def put(self, item, *a, **kw):
+            super().put(item, *a, **kw)
+            seen.append(self.qsize())
+
+    real_feed = LiveSession.feed
+
+    def slow_feed(self, name, data):
+        threading.Event().wait(0.002)  # the scanner falls behind the child
+        real_feed(self, name, data)
+
+    monkeypatch.setattr(run.queue, "Queue", Tracking)
+    monkeypatch.setattr(LiveSession, "feed", slow_feed)
+    monkeypatch.setenv("FAULTLENS_CATALOGUE", str(DATA / "catalogue"))
+    log = tmp_path / "run.log"
+    lines = 400_000
+    child = ("import sys\nw = sys.stdout.write\n"
+             f"for i in range({lines}): w('torch.OutOfMemoryError: CUDA out of memory. line %d\\n' % i)\n")
+    assert main(["run", "--no-env", "--no-alerts", "--log", str(log), "--", sys.executable, "-c", child]) == 0
+    capfd.readouterr()
+    saved = log.read_bytes()
+    assert saved.count(b"\n") == lines and saved.endswith(b"line %d\n" % (lines - 1))
+    assert len(seen) > run.QUEUE_CHUNKS and max(seen) <= run.QUEUE_CHUNKS
+
+
+def test_issue13_item6_live_session_splits_long_lines_ending_inside_the_data(demo_scanner):
+    from faultlens.live import LiveSession
+
+    session = LiveSession(demo_scanner)
+    session.feed("x", b"a" * (3 << 20) + b"\n" + OOM)
+    report = session.report()
+    assert session.streams["x"].line_no == 3  # the split pieces keep one line number
+    assert session.streams["x"].scanner.result.stats.split_lines == 2
+    assert report.top is not None and report.top.id == "demo-oom"
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "pipe.log"
+    os.mkfifo(path)
+    return path
+
+
+def test_issue13_item10_watch_idle_exit_on_a_fifo_with_no_writer(fifo, tmp_path):
+    env = {**os.environ, "FAULTLENS_CATALOGUE": str(DATA / "catalogue"),
+           "FAULTLENS_CACHE": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT / "src")}
+    res = subprocess.run([sys.executable, "-m", "faultlens", "watch", "--idle-exit", "1", str(fifo)],
+                         capture_output=True, text=True, env=env, timeout=WAIT_S, check=False)
+    assert res.returncode == 0, res.stderr
+
+
+def test_issue13_item10_watch_reads_a_fifo_whenever_a_writer_comes(fifo):
+    from faultlens.commands.watch import FileFollower
+
+    follower = FileFollower(str(fifo), from_end=False)
+    try:
+        assert follower.read() == (b"", None)  # no writer: nothing, no waiting
+        writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.write(writer, OOM)
+        os.close(writer)
+        assert follower.read() == (OOM, None)
+        assert follower.read() == (b"", None)  # the writer left
+    finally:
+        follower.close()
+
+
+def test_issue13_item10_scan_dir_skips_fifos(fifo, tmp_path):
+    from faultlens.fleet.jobs import expand
+
+    (tmp_path / "a.log").write_bytes(OOM)
+    files, unmatched = expand([str(tmp_path)])
+    assert files == [str(tmp_path / "a.log")] and not unmatched
+    files, _ = expand([str(tmp_path / "*.log")])
+    assert files == [str(tmp_path / "a.log")]
+
+
+def test_issue13_item10_scan_cli_on_a_folder_with_a_fifo_finishes(fifo, tmp_path):
+    (tmp_path / "a.log").write_bytes(OOM)
+    env = {**os.environ, "FAULTLENS_CATALOGUE": str(DATA / "catalogue"),
+           "FAULTLENS_CACHE": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT / "src")}
+    res = subprocess.run([sys.executable, "-m", "faultlens", "scan", str(tmp_path)],
+                         capture_output=True, text=True, env=env, timeout=WAIT_S * 2, check=False)
+    assert res.returncode == 0, res.stderr
+    assert "demo-oom" in res.stdout
+
+
+def test_issue13_item12_watch_rereads_a_file_truncated_and_regrown_past_the_offset(tmp_path):
+    from faultlens.commands.watch import FileFollower
+
+    path = tmp_path / "train.log"
+    path.write_bytes(b"2026-01-01 step 1\n2026-01-01 step 2\n")
+    follower = FileFollower(str(path), from_end=False)
+    try:
+        assert follower.read()[0] == b"2026-01-01 step 1\n2026-01-01 step 2\n"
+        new = b"2026-01-02 restart\n" + OOM + b"2026-01-02 step 1 loss 0.5\n"
+        path.write_bytes(new)  # truncated and rewritten, longer than before, between polls
+        assert follower.read() == (b"", "truncated")
+        assert follower.read() == (new, None)
+        with open(path, "ab") as fh:  # ordinary growth is not a rewrite
+            fh.write(b"more\n")
+        assert follower.read() == (b"more\n", None)
+    finally:
+        follower.close()
+
+
+def test_issue13_item12_same_first_bytes_rewritten_is_still_noticed(tmp_path):
+    from faultlens.commands.watch import FileFollower
+
+    path = tmp_path / "train.log"
+    path.write_bytes(b"INFO starting\n" + b"step 1 loss 0.9\n")
+    follower = FileFollower(str(path), from_end=False)
+    try:
+        follower.read()
+        path.write_bytes(b"INFO starting\n" + b"step 1 loss 0.7\n" + OOM)
+        assert follower.read() == (b"", "truncated")
+    finally:
+        follower.close()

@@ -329,7 +329,7 @@ def read_guarded(stream, n: int, stats: ReadStats) -> bytes:
     return _guarded(stats, stream.read, n) or b""
 
 
-def _first_overlong(buf, start: int, end: int, max_line: int) -> int:
+def first_overlong(buf, start: int, end: int, max_line: int) -> int:
     """Where buf[start:end] must be cut so that no line in it is longer than `max_line`
     (a line starts at `start`), or -1. Each step jumps about `max_line` bytes."""
     pos = start
@@ -382,7 +382,7 @@ def iter_blocks(path, stats: ReadStats, chunk_size: int = CHUNK_SIZE,
                     stats.split_lines += 1
                 else:
                     break
-                long_at = _first_overlong(buf, start, cut, max_line)
+                long_at = first_overlong(buf, start, cut, max_line)
                 if long_at >= 0:  # a long line that ends inside the block is split too
                     cut = long_at
                     stats.split_lines += 1
