@@ -66,14 +66,16 @@ def incident_dict(incident: IncidentSummary) -> dict:
     return out
 
 
+# the reference reads are in-memory and quick: answered on the event loop itself, they need no
+# worker thread and so no turn on the GIL behind running diagnoses
 @router.get("/references", summary="Every reference: id, title, category, severity, status")
-def list_references(request: Request, category: str | None = None) -> list[dict]:
+async def list_references(request: Request, category: str | None = None) -> list[dict]:
     refs = context(request).catalogue.references
     return [reference_dict(r) for r in refs if category is None or r.category == category]
 
 
 @router.get("/references/{ref_id}", summary="One reference in full (as `faultlens refs show --json`)")
-def get_reference(request: Request, ref_id: str) -> dict:
+async def get_reference(request: Request, ref_id: str) -> dict:
     ref = context(request).catalogue.by_id.get(ref_id)
     if ref is None:
         raise ApiError(404, "not_found", f"no reference with id '{ref_id}'")
