@@ -350,3 +350,34 @@ def test_issue13_item12_same_first_bytes_rewritten_is_still_noticed(tmp_path):
         assert follower.read() == (b"", "truncated")
     finally:
         follower.close()
+
+
+# --- item 3: every way out of the server is redacted -------------------------------------------
+
+def test_issue13_item3_probe_secrets_reach_no_page_api_or_store(make_client, tmp_path):
+    from faultlens.store.incidents import IncidentStore
+
+    probe = (DATA / "issue13" / "leaking-secrets.log").read_bytes()
+    secrets = (DATA / "issue13" / "leaking-secrets.secrets").read_text().split()
+    # each probe line next to an evidence line (in the page's context windows), and the
+    # one-line kinds on evidence lines too, so that they reach the diagnosis itself
+    log = b"".join(OOM + line + b"\n" for line in probe.splitlines()) + b"".join(
+        OOM.rstrip(b"\n") + b" " + line + b"\n" for line in probe.splitlines()
+        if not line.startswith((b"-----", b"MII", b"Zp3")))
+    client = make_client()
+    page = client.post("/diagnose", data={"text": log.decode(), "save": "1"})
+    api = client.post("/api/v1/diagnose", content=log, headers=RAW)
+    assert page.status_code == 200 and api.status_code == 200
+    incident = api.headers["x-faultlens-incident"]
+    agent = client.post("/api/v1/incidents", json={"report": api.json(), "log": log.decode(),
+                                                   "host": "h", "job": probe.decode()[:200]})
+    shown = [page.text, api.text, client.get(f"/incidents/{incident}").text,
+             client.get(f"/api/v1/incidents/{incident}").text, client.get("/incidents/1").text,
+             client.get(agent.json()["url"]).text, client.get("/api/v1/incidents").text]
+    store = IncidentStore(str(tmp_path / "incidents.db"))
+    for i in (1, int(incident), agent.json()["id"]):
+        found = store.get_incident(i)
+        shown += [found.log, str(found.diagnosis), found.job]
+    for text in shown:
+        for secret in secrets:
+            assert secret[:16] not in text, (secret, text[:200])

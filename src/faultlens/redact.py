@@ -76,18 +76,17 @@ def _pair(m) -> str:
     return name + sep + masked
 
 
-def _aws_secret(m) -> str:
-    token = m.group(1)
-    whole = m.group(0)
-    after = whole[m.end(1) - m.start(0):]
-    if "/" in token and after.startswith("."):
-        return whole  # a file path: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp
+def _base64_secret(m) -> str:
+    """A base64 word of exactly 40 characters with upper case, lower case and digits (an AWS
+    secret key) - not a git sha (lower-case hex) nor a file path. Longer runs are left to the
+    rules with context: in logs they are paths, URLs and mangled C++ symbols."""
+    token = m.group(0)
+    after = m.string[m.end():m.end() + 1]
+    if len(token) != 40 or "/" in token and after in (".", ":"):
+        return token  # /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825
     if any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token):
-        whole = m.group(0)
-        start, end = m.start(1) - m.start(0), m.end(1) - m.start(0)
-        return whole[:start] + MASK + whole[end:]
-    return m.group(0)
-
+        return MASK
+    return token
 
 
 _SECRET_WORDS = ("password|passwd|passphrase|secret|token|key|credentials?|signature|sig|auth"
@@ -131,8 +130,9 @@ _RULES = [
      _rx(r"(?i)([A-Za-z0-9_.-]*(?:" + _SECRET_WORDS + r")(?:[_-]?id)?)([\"']?[ \t]*[=:][ \t]*)"
          r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s'\",;&<>]+)"),
      _pair),
-    # AWS secret access key standing alone (e.g. after its key id)
-    (None, _rx(r"(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])"), _aws_secret),
+    # a 40-character base64 word standing alone: an AWS secret key after its key id (a run is
+    # matched whole, as the leftmost start of a run is its start)
+    (None, _rx(r"[A-Za-z0-9/+]{40,}"), _base64_secret),
     # a PEM body line on its own (the block was cut, e.g. a stored log's tail)
     (None, _rx(r"(?m)^(\s*)([A-Za-z0-9+/]{40,}={0,2})\s*$"), _mask_body_line),
 ]
