@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Query, Request
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 from starlette.responses import JSONResponse
 
 from ..refs import search as search_refs
@@ -115,17 +115,33 @@ def _writer(request: Request) -> None:
     require_write(bearer(request), context(request).token)
 
 
-@router.post("/incidents", status_code=201, dependencies=[Depends(_writer)],
-             summary="Store a finished report as an incident (agents)")
-async def add_incident(request: Request, body: IncidentIn) -> dict:
-    ctx = context(request)
-    try:  # redaction of the log and report is CPU work
-        incident = await ctx.heavy.run(ctx.store.add_incident, body.report, log=body.log or "",
-                                       host=body.host, job=body.job, source=body.source)
+INCIDENT_BODY = {"requestBody": {"required": True, "content": {
+    "application/json": {"schema": IncidentIn.model_json_schema()}}}}
+
+
+def _store_posted(ctx, raw: bytes):
+    """Parse, check and store an agent's incident: all of it CPU work on up to the upload
+    limit of JSON, so it runs in the heavy pool, not on the event loop."""
+    try:
+        body = IncidentIn.model_validate_json(raw)
+    except ValidationError as exc:
+        problems = [f"{'.'.join(str(p) for p in ('body', *e.get('loc', ())))}: {e.get('msg', 'invalid')}"
+                    for e in exc.errors()]
+        raise ApiError(422, "invalid_request", "; ".join(problems) or "invalid request") from None
+    try:
+        return ctx.store.add_incident(body.report, log=body.log or "", host=body.host,
+                                      job=body.job, source=body.source)
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from None
     except StoreError as exc:
         raise ApiError(503, "store_unavailable", str(exc)) from None
+
+
+@router.post("/incidents", status_code=201, dependencies=[Depends(_writer)], openapi_extra=INCIDENT_BODY,
+             summary="Store a finished report as an incident (agents)")
+async def add_incident(request: Request) -> dict:
+    ctx = context(request)
+    incident = await ctx.heavy.run(_store_posted, ctx, await request.body())
     return {"id": incident.id, "url": f"/incidents/{incident.id}"}
 
 
