@@ -7,6 +7,7 @@ import zlib
 
 import pytest
 import zstandard
+from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -160,14 +161,13 @@ def test_issue13_item2_multi_member_gzip_with_padding_and_large_members():
     assert b"".join(c for c, _ in chunks) == big + b"tail\n"
 
 
-CORRUPT_HEADERS = {
-    "gzip": b"\x1f\x8b\x08garbage\n",
-    "xz": b"\xfd7zXZ\x00garbage\n",
-    "bzip2": b"BZh91AY&SYgarbage\n",
-    "zstd": b"\x28\xb5\x2f\xfdgarbage\n",
-    # a zstd frame header asking for a 2 GiB window (zstd --long=31), then garbage
-    "zstd-long31": b"\x28\xb5\x2f\xfd\x04\xa8garbage-after-a-long-window-header\n",
-}
+# the probe's inputs: `printf '\x1f\x8b\x08garbage\n'` and the same idea for xz, bzip2, zstd and a
+# zstd frame header asking for a 2 GiB window (zstd --long=31)
+CORRUPT_HEADERS = {p.stem: p.read_bytes() for p in (DATA / "issue13" / "corrupt-headers").glob("*.bin")}
+
+
+def test_issue13_item9_every_probe_input_is_here():
+    assert sorted(CORRUPT_HEADERS) == ["bzip2", "gzip", "xz", "zstd", "zstd-long31"]
 
 
 @pytest.mark.parametrize("kind", sorted(CORRUPT_HEADERS))
