@@ -322,3 +322,13 @@ def test_issue13_item1_search_and_highlight_never_run_backtracking_re(monkeypatc
     assert search(refs, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
     assert highlight("x" * 5000, r"(x+x+)+y") == (("x" * 5000, True),)  # no match: whole line
     assert highlight("pre OOM post", "OOM") == (("pre ", False), ("OOM", True), (" post", False))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["key", "Key", "api key", "api_key", "APIKEY", "token", "tokens",
+                                 "secret", "password", "passwd", "auth", "credentials", "monkey",
+                                 "KeyError", "_key", "key_", "-key-", "x", " ", "\n", ".", ":", "=",
+                                 "İ", "ß"]), max_size=15))
+def test_issue13_item5_keyword_scan_agrees_with_the_re2_pattern(words):
+    text = "".join(words)
+    assert redact_mod._keyword_ends(text) == [m.end() for m in redact_mod._KEYWORD.finditer(text)]
