@@ -16,6 +16,8 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
                    r"CUDNN_STATUS_\w+|CUDA_ERROR_\w+", "CUDA error", 2),
     "assertion": (r"Assertion [`'\"(]?.{1,400}[`'\")]? failed|Assertion failed|"
                   r"AssertionError|failed assertion", "assertion", 2),
+    "xid": (r"NVRM: Xid \(|NVRM: GPU at PCI\S* has fallen off the bus|NVRM: .*(?:fatal|error)",
+            "NVIDIA driver Xid", 2),
     "nccl_warn": (r"NCCL WARN |ncclInternalError|ncclSystemError|ncclUnhandledCudaError|"
                   r"ncclRemoteError|ncclInvalidUsage", "NCCL error", 3),
     "fatal": (r"\b(?:FATAL|Fatal error|fatal error|F\d{4} \d\d:\d\d:\d\d|panic:|"
@@ -32,16 +34,22 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
                     r"error: subprocess-exited-with-error|ChildFailedError",
                     "non-zero exit", 5),
     "error_line": (r"(?:^|[\s\[|:])(?:ERROR|Error|error)(?:\]|:)\s+\S|\[(?:E|ERR|ERROR)\]|"
-                   r"\bError Code \d+|\bFAIL(?:ED)?\b", "error line", 4),
+                   r"\bError Code \d+|\bFAIL(?:ED)?\b|:\s[EF] [\w/.-]+\.(?:cc|cpp|cu|h):\d+\]",
+                   "error line", 4),
     "failure_message": (r"(?:^|[\s:])(?:Cannot|Could not|Unable to|Failed to|cannot|could not|"
                         r"unable to|failed to) [a-z]\w*|has failed\b|is not available\b|"
                         r"not found\b|No such file or directory|[Nn]o CUDA GPUs are available|"
-                        r"out of memory|\bOOM\b|\bKilled\b|stuck|hangs?\b|timed out",
+                        r"out of memory|\bOOM\b|\bKilled\b|stuck|hangs?\b|timed out|"
+                        r"has no attribute|had an illegal value|[Rr]esource exhausted|"
+                        r"is required (?:for|to)\b|died unexpectedly|crashed\b|"
+                        r"unexpectedly (?:died|exited|terminated)",
                         "failure message", 6),
     "native_backtrace": (r"^#\d+\s+0x[0-9a-fA-F]+ in \S", "native backtrace", 6),
 }
 
-_WARNING = re.compile(r"\b\w*Warning\b|\bWARN(?:ING)?\b(?!.*\bERROR\b)|\bwarn(?:ing)?:", re.I)
+# a Python warning category, an upper-case level word, a compiler's "warning:"; a bare "Warning"
+# is not enough (Kubernetes prints failed scheduling as a "Warning" event)
+_WARNING = re.compile(r"\b\w+Warning\b|\bWARN(?:ING)?\b(?!.*\bERROR\b)|\b[Ww]arn(?:ing)?: |^\s*warning:")
 _NCCL_WARN = re.compile(r"NCCL WARN ")
 
 
