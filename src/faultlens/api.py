@@ -105,6 +105,11 @@ def _unexplained(scanner: Scanner, obs, cands, diagnoses) -> tuple:
                     templates.add(unexplained_mod._template(ln.text))
                 elif c.ref.signals[name].level == "error":
                     partial.setdefault((ln.file, ln.number), []).append(c.ref.id)
-    sim = unexplained_mod.similarity_for(scanner.catalogue.digest, scanner.catalogue.references)
+    if not obs.tracebacks and not obs.failure_lines:
+        return ()
+
+    def sim():  # built only when a line is named: it costs a pass over the catalogue
+        return unexplained_mod.similarity_for(scanner.catalogue.digest, scanner.catalogue.references)
+
     confirmed = any(d.status == "confirmed" and d.severity == "failure" for d in diagnoses)
     return unexplained_mod.find(obs, explained, templates, diagnosed, confirmed, sim, partial)

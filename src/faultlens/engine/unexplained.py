@@ -132,12 +132,13 @@ def similarity_for(digest: str, refs: tuple[Reference, ...]) -> Similarity:
 
 
 def find(obs: Observations, explained: set[tuple[str, int]], explained_templates: set[str],
-         diagnosed_ids: set[str], confirmed: bool, similarity: Similarity,
+         diagnosed_ids: set[str], confirmed: bool, similarity,
          partial: dict[tuple[str, int], list[str]] | None = None) -> tuple[Unexplained, ...]:
     """Failure lines that no diagnosis explains, most telling first.
 
-    `partial` maps a line to the references whose error pattern it matches although their
-    fingerprint did not: they come first among the similar references."""
+    `similarity` is a `Similarity` or a function that makes one (only called when a line is
+    named). `partial` maps a line to the references whose error pattern it matches although
+    their fingerprint did not: they come first among the similar references."""
     partial = partial or {}
     tb_at = {(tb.file, tb.exception_line): tb for tb in obs.tracebacks}
     found: dict[tuple[str, int], tuple[int, Line, str]] = {}
@@ -150,6 +151,10 @@ def find(obs: Observations, explained: set[tuple[str, int]], explained_templates
         if key in found and found[key][0] <= prio:
             continue
         found[key] = (prio, line, found[key][2] if key in found else name)
+    if callable(similarity) and not isinstance(similarity, Similarity):
+        make, similarity = similarity, None
+    else:
+        make = None
     items = []
     seen_templates: set[str] = set()
     order = sorted(found.items(), key=lambda kv: (kv[1][0], obs.file_order.get(kv[0][0], 0), kv[0][1]))
@@ -166,6 +171,8 @@ def find(obs: Observations, explained: set[tuple[str, int]], explained_templates
             continue
         seen_templates.add(tmpl)
         tb = tb_at.get(key)
+        if similarity is None:
+            similarity = make()
         items.append(Unexplained(
             file=line.file, line=line.number, text=redact(line.text.strip()),
             kind=kind_of_line(line.text, name), component=component_of(tb, line),
