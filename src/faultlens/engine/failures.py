@@ -39,7 +39,7 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
     "failure_message": (r"(?:^|[\s:])(?:Cannot|Could not|Unable to|Failed to|cannot|could not|"
                         r"unable to|failed to) [a-z]\w*|has failed\b|is not available\b|"
                         r"not found\b|No such file or directory|[Nn]o CUDA GPUs are available|"
-                        r"out of memory|\bOOM\b|\bKilled\b|stuck|hangs?\b|timed out|"
+                        r"out of memory|\bOOM\b|\bKilled\b|\bstuck\b|\bhangs?\b|timed out|"
                         r"has no attribute|had an illegal value|[Rr]esource exhausted|"
                         r"is required (?:for|to)\b|died unexpectedly|crashed\b|"
                         r"unexpectedly (?:died|exited|terminated)",
