@@ -15,8 +15,9 @@ from pathlib import Path
 
 from .. import catalogue as catalogue_mod
 from ..errors import CatalogueError
+from . import linear
 
-ENGINE_VERSION = 7
+ENGINE_VERSION = 8
 FACTS_DIR = Path(__file__).resolve().parent.parent / "facts"
 
 STRUCTURE = {
@@ -63,10 +64,11 @@ class Scanner:
                 pass
         return self._db
 
-    def regex(self, pattern_id: int) -> re.Pattern:
+    def regex(self, pattern_id: int):
+        """The linear-time (RE2) pattern that verifies a hit line and yields its groups."""
         compiled = self._re.get(pattern_id)
         if compiled is None:
-            compiled = self._re[pattern_id] = re.compile(self.expressions[pattern_id])
+            compiled = self._re[pattern_id] = linear.compiled(self.expressions[pattern_id])
         return compiled
 
     def __getstate__(self):
@@ -141,6 +143,13 @@ def build(cat: catalogue_mod.Catalogue) -> Scanner:
             re.compile(expr)
         except re.error as exc:
             raise CatalogueError(f"Python cannot compile the pattern {expr!r}: {exc}") from None
+        why = linear.problem(expr)
+        if why:
+            raise CatalogueError(f"the pattern {expr!r} cannot be matched in linear time: {why}")
+    for fp in facts:
+        why = fp.unless and linear.problem(fp.unless)
+        if why:
+            raise CatalogueError(f"the fact pattern's unless {fp.unless!r}: {why}")
     import hyperscan
 
     levels = {(ref.id, sig.name): sig.level for ref in cat.references for sig in ref.signals.values()}

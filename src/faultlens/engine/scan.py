@@ -74,16 +74,22 @@ class BlockScanner:
         events.sort()
         cursor = begin
         line_no = first_line
-        last_line_start = -1
+        # the current line is buf[start:stop] (stop: its newline, or stop_at); matches arrive in
+        # order of their end, so each byte is looked at a bounded number of times: linear in the
+        # block however many matches one long line holds
+        start = stop = -1
         seen_here: set[int] = set()
         for rel_end, pid in events:
             end = begin + rel_end
-            # the line holding the match's last byte
-            start = buf.rfind(b"\n", begin, max(end - 1, begin)) + 1 or begin
-            if start != last_line_start:
+            last = max(end - 1, begin)  # the match's last byte decides its line
+            if last > stop:
+                lo = begin if stop < 0 else stop + 1
+                nl = buf.rfind(b"\n", lo, last)
+                start = lo if nl < 0 else nl + 1
+                stop = buf.find(b"\n", last, stop_at)
+                stop = stop_at if stop < 0 else stop
                 line_no += buf.count(b"\n", cursor, start)
                 cursor = start
-                last_line_start = start
                 seen_here.clear()
             if pid in seen_here:
                 continue
@@ -92,8 +98,6 @@ class BlockScanner:
             if hits is None:
                 hits = result.hits[pid] = PatternHits()
             hits.count += 1
-            stop = buf.find(b"\n", start, stop_at)
-            stop = stop_at if stop < 0 else stop
             # an over-long line keeps the bytes around the match, not its head
             lo = start if end - start <= MAX_KEPT_LINE else end - MAX_KEPT_LINE // 2
             raw = bytes(buf[lo:min(stop, lo + MAX_KEPT_LINE)])
