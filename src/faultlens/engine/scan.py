@@ -7,6 +7,7 @@ rest only counted, so a message repeated a million times costs a counter, not me
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -19,6 +20,9 @@ MAX_TRACEBACKS = 256
 TRACEBACK_WINDOW = 400
 MAX_KEPT_LINE = 8192
 MAX_WINDOW_LINE = 1024
+PARALLEL_MIN = 2 << 20
+"""A block at least this big is scanned in parts on every core; smaller ones (small logs, live
+streams) in the calling thread, so they start no threads."""
 
 
 @dataclass
@@ -48,14 +52,17 @@ class FileScan:
 class BlockScanner:
     """Scans line-aligned blocks of one log as they arrive (a whole file, or a live stream)."""
 
-    def __init__(self, scanner: Scanner, result: FileScan):
+    def __init__(self, scanner: Scanner, result: FileScan, threads: int | None = None):
         self.result = result
         self.db = scanner.database
+        self.every_hit = scanner.every_hit
         self.traceback_ids = {pid for pid, own in enumerate(scanner.owners)
                               if any(k == "structure" and n == "traceback" for k, _, n in own)}
         self.open_windows: list[list] = []  # [remaining, lines, next line]
         self.events: list[tuple[int, int]] = []
         self.on_match = _collector(self.events)
+        self.threads = threads if threads is not None else _cpus()
+        self._scratch = None  # one per part, made when a block is first big enough to split
 
     def feed(self, buf, begin: int, stop_at: int, first_line: int) -> bool:
         """Scan buf[begin:stop_at], whose first line is `first_line`; True if anything was kept."""
@@ -67,7 +74,10 @@ class BlockScanner:
         events = self.events
         events.clear()
         with memoryview(buf) as view:
-            self.db.scan(view[begin:stop_at], match_event_handler=self.on_match)
+            if self.threads > 1 and stop_at - begin >= PARALLEL_MIN:
+                self._scan_parallel(buf, view, begin, stop_at)
+            else:
+                self.db.scan(view[begin:stop_at], match_event_handler=self.on_match)
         if not events:
             self.open_windows[:] = [w for w in self.open_windows if w[0] > 0]
             return grew
@@ -117,6 +127,41 @@ class BlockScanner:
         self.open_windows[:] = [w for w in self.open_windows if w[0] > 0]
         return True
 
+    def _scan_parallel(self, buf, view, begin: int, stop_at: int) -> None:
+        """Scan line-aligned parts of the block on several threads (Hyperscan releases the GIL
+        while it scans), each with its own scratch; merge their matches into self.events as one
+        scan of the whole block would report them."""
+        parts = _line_aligned_parts(buf, begin, stop_at, self.threads)
+        if len(parts) == 1:
+            self.db.scan(view[begin:stop_at], match_event_handler=self.on_match)
+            return
+        import hyperscan
+
+        if self._scratch is None or len(self._scratch) < len(parts):
+            self._scratch = [hyperscan.Scratch(self.db) for _ in parts]
+        found: list[list[tuple[int, int]]] = [[] for _ in parts]
+
+        def scan_part(i: int) -> None:
+            lo, hi = parts[i]
+            self.db.scan(view[lo:hi], match_event_handler=_collector(found[i]),
+                         scratch=self._scratch[i])
+
+        futures = [_pool(self.threads).submit(scan_part, i) for i in range(1, len(parts))]
+        scan_part(0)
+        for f in futures:
+            f.result()
+        # single-match patterns report their first hit per block, not per part
+        every_hit, first_seen, events = self.every_hit, set(), self.events
+        for (lo, _), part in zip(parts, found):
+            shift = lo - begin
+            part.sort()
+            for end, pid in part:
+                if not every_hit[pid]:
+                    if pid in first_seen:
+                        continue
+                    first_seen.add(pid)
+                events.append((end + shift, pid))
+
     def finish(self) -> FileScan:
         """Make the latest hits of each pattern available as lines; call before observing."""
         for hits in self.result.hits.values():
@@ -126,15 +171,52 @@ class BlockScanner:
 
 
 def scan_file(scanner: Scanner, path, display_name: str | None = None,
-              progress=None, chunk_size: int = CHUNK_SIZE) -> FileScan:
-    """Scan one log. `progress(bytes_read)` is called after every chunk when given."""
+              progress=None, chunk_size: int = CHUNK_SIZE, threads: int | None = None) -> FileScan:
+    """Scan one log. `progress(bytes_read)` is called after every chunk when given; `threads`
+    (default: every core) scan the parts of blocks of PARALLEL_MIN bytes or more."""
     stats = ReadStats(name=display_name or (path if isinstance(path, str) else "<text>"))
-    block_scanner = BlockScanner(scanner, FileScan(name=stats.name, stats=stats))
+    block_scanner = BlockScanner(scanner, FileScan(name=stats.name, stats=stats), threads)
     for buf, begin, stop_at, first_line in iter_blocks(path, stats, chunk_size=chunk_size):
         if progress is not None:
             progress(stats.bytes)
         block_scanner.feed(buf, begin, stop_at, first_line)
     return block_scanner.finish()
+
+
+def _cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+_POOL = None
+
+
+def _pool(threads: int):
+    """Worker threads for the parts of big blocks, started only when a block is big enough."""
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max_workers=max(1, threads - 1), thread_name_prefix="faultlens-scan")
+    return _POOL
+
+
+def _line_aligned_parts(buf, begin: int, stop_at: int, n: int) -> list[tuple[int, int]]:
+    """Up to n spans of about equal size covering buf[begin:stop_at], each ending after a newline
+    (a block that is one long line stays whole)."""
+    cuts = [begin]
+    for i in range(1, n):
+        target = begin + (stop_at - begin) * i // n
+        if target < cuts[-1]:
+            continue
+        nl = buf.find(b"\n", target, stop_at)
+        if nl < 0 or nl + 1 >= stop_at:
+            break
+        cuts.append(nl + 1)
+    cuts.append(stop_at)
+    return list(zip(cuts, cuts[1:]))
 
 
 def _collector(events: list):
