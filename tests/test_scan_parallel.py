@@ -70,6 +70,26 @@ def test_parts_keep_the_hits_of_one_plain_scan(demo_scanner, big_log, monkeypatc
     assert _kept(scan_file(demo_scanner, str(big_log), threads=2, chunk_size=chunk)) == _kept(plain_blocks)
 
 
+def test_a_big_block_that_starts_inside_the_buffer(demo_scanner, big_log, monkeypatch):
+    """Blocks need not start at the buffer's first byte (the reader yields several per read)."""
+    data = big_log.read_bytes()[: 3 * BIG_BLOCK]
+    data = data[: data.rfind(b"\n") + 1]
+    junk = b"RuntimeError: indices should be either on cpu or on the same device\n" * 999
+
+    def scan(big: int) -> FileScan:
+        monkeypatch.setattr(scan_mod, "BIG_BLOCK", big)
+        buf = bytearray(junk + data + junk)
+        bs = BlockScanner(demo_scanner, FileScan(name="x", stats=ReadStats(name="x")), threads=2)
+        bs.feed(buf, len(junk), len(junk) + len(data), 1)
+        return bs.finish()
+
+    plain = scan(1 << 62)
+    assert plain.hits
+    assert _kept(scan(BIG_BLOCK)) == _kept(plain)
+    monkeypatch.setattr(scan_mod, "FLOOD", 10)  # the parts path too
+    assert _kept(scan(BIG_BLOCK)) == _kept(plain)
+
+
 def test_a_repeated_message_costs_no_python_call_per_line(demo_scanner):
     """Counted, not timed: the matches that reach Python for a block where one error line repeats
     on every line are a small fraction of the lines, and the hits kept are still exact."""

@@ -140,8 +140,8 @@ class BlockScanner:
         return True
 
     def _scan_big(self, buf, view, begin: int, stop_at: int) -> None:
-        """Put in self.events the matches one scan of buf[begin:stop_at] with `database` would
-        report, less those no caller keeps: the hits of a repeated pattern between its first
+        """Put in self.events the matches (end offset from `begin`, pattern id) one scan of
+        buf[begin:stop_at] with `database` would report, less those no caller keeps: the hits of a repeated pattern between its first
         FIRST_HITS and its last LAST_HITS lines.
 
         First the block is cut into one line-aligned share per thread, each scanned with
@@ -164,7 +164,7 @@ class BlockScanner:
                         if pid in first_seen:
                             continue
                         first_seen.add(pid)
-                    events.append((end, pid))
+                    events.append((end - begin, pid))
             return
         if self.single_db is None:
             self.single_db = self.scanner.single_database
@@ -178,7 +178,7 @@ class BlockScanner:
                     parts_of.setdefault(pid, []).append(i)
                 elif pid not in first_of:
                     first_of[pid] = (end, pid)
-        events.extend(first_of.values())
+        events.extend((end - begin, pid) for end, pid in first_of.values())
         if not parts_of:
             return
         hits, windows = self.result.hits, self.result.windows
@@ -219,7 +219,7 @@ class BlockScanner:
                 again[i] = part
                 lines_in[i] = _lines_per_pattern(buf, parts[i], part)
         for i in sorted(again):
-            events.extend(again[i])
+            events.extend((end - begin, pid) for end, pid in again[i])
 
     def _scan_parts(self, db, view, parts: list[tuple[int, int]], which,
                     limit: int = 0) -> list[list[tuple[int, int]]]:
