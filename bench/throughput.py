@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import OUT, HERE, faultlens_cmd, need_rg, run_measured
+from _common import HERE, OUT, faultlens_cmd, need_rg, run_measured
 
 CEILING = r"""
 import sys, time, hyperscan
@@ -77,7 +77,7 @@ def main() -> None:
     patterns = OUT / "patterns.txt"
     with open(patterns, "w") as fh:
         subprocess.run(faultlens_cmd() + ["refs", "patterns"], stdout=fh, check=True)
-    n_patterns = sum(1 for _ in open(patterns))
+    n_patterns = len(patterns.read_text().splitlines())
     size = os.path.getsize(log)
     tools = {
         "faultlens": faultlens_cmd() + ["diagnose", "--json", log],

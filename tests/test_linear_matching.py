@@ -228,7 +228,7 @@ def test_issue13_item1_adversarial_8k_lines_agree_with_hyperscan(scanner):
     for pid, expr in enumerate(scanner.expressions):
         for line in adversarial(expr, KIB8):
             hit: set[int] = set()
-            db.scan(line.encode(), match_event_handler=lambda i, *_: hit.add(i))
+            db.scan(line.encode(), match_event_handler=lambda i, *_, hit=hit: hit.add(i))
             if (pid in hit) != bool(scanner.regex(pid).search(line)):
                 disagree.append(expr)
     assert disagree == []
@@ -267,9 +267,10 @@ def test_issue13_item1_lint_rejects_patterns_the_linear_engine_cannot_run():
 
 
 def test_issue13_item1_lint_names_the_signal():
-    from faultlens.lint import _check_regexes
-    from faultlens import catalogue as cat_mod
     from conftest import DATA
+
+    from faultlens import catalogue as cat_mod
+    from faultlens.lint import _check_regexes
 
     src = next((DATA / "catalogue").glob("*/*/reference.yaml"))
     ref = cat_mod.build_reference(cat_mod.parse_yaml(src), src.parent)

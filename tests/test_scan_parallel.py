@@ -4,12 +4,20 @@ one plain scan, repeated matches cost no Python call each, and small blocks star
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
 
 from faultlens.engine import scan as scan_mod
-from faultlens.engine.scan import BIG_BLOCK, FIRST_HITS, LAST_HITS, BlockScanner, FileScan, scan_file
+from faultlens.engine.scan import (
+    BIG_BLOCK,
+    FIRST_HITS,
+    LAST_HITS,
+    BlockScanner,
+    FileScan,
+    scan_file,
+)
 from faultlens.logs.reader import ReadStats
 
 HIT = "RuntimeError: indices should be either on cpu or on the same device as the indexed tensor"
@@ -111,7 +119,7 @@ def test_spans_end_after_a_newline_and_a_long_line_stays_whole():
     spans = scan_mod._line_aligned_spans(buf, 0, len(buf), 40)
     assert spans[0][0] == 0 and spans[-1][1] == len(buf)
     assert all(buf[b - 1] == 10 for _, b in spans)
-    assert all(b1 == a2 for (_, b1), (a2, _) in zip(spans, spans[1:]))
+    assert all(b1 == a2 for (_, b1), (a2, _) in itertools.pairwise(spans))
     assert len(spans) == 3
     one_line = bytearray(b"z" * 1000)
     assert scan_mod._line_aligned_spans(one_line, 0, len(one_line), 64) == [(0, 1000)]

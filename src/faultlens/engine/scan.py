@@ -7,6 +7,7 @@ rest only counted, so a message repeated a million times costs a counter, not me
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import deque
 from dataclasses import dataclass, field
@@ -312,7 +313,7 @@ def _line_aligned_spans(buf, begin: int, stop_at: int, size: int) -> list[tuple[
             break
         cuts.append(nl + 1)
     cuts.append(stop_at)
-    return list(zip(cuts, cuts[1:]))
+    return list(itertools.pairwise(cuts))
 
 
 def _lines_per_pattern(buf, span: tuple[int, int], events: list[tuple[int, int]]) -> dict[int, int]:
