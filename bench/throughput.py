@@ -22,9 +22,25 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from _common import HERE, OUT, faultlens_cmd, need_rg, run_measured
+from _common import HERE, OUT, faultlens_cmd, need_rg
+
+_MEASURE = ("import resource, subprocess, sys\n"
+            "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+            "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "print(r.returncode, u.ru_maxrss, u.ru_utime + u.ru_stime)")
+
+
+def run_measured(cmd: list[str]) -> tuple[float, int, int, float]:
+    """Run `cmd` once: (wall seconds, peak RSS KiB, exit code, CPU seconds of all its threads)."""
+    start = time.perf_counter()
+    res = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True,
+                         check=False)
+    wall = time.perf_counter() - start
+    code, rss, cpu = res.stdout.split()
+    return wall, int(rss), int(code), float(cpu)
 
 CEILING = r"""
 import sys, time, hyperscan
@@ -93,29 +109,36 @@ def main() -> None:
     run_measured(tools["faultlens"])  # warm the page cache and the compiled-scanner cache
     walls: dict[str, list[float]] = {name: [] for name in tools}
     walls["hs scan only"] = []
+    cpus: dict[str, list[float]] = {name: [] for name in walls}
     peaks: dict[str, int] = {name: 0 for name in walls}
     for _ in range(args.repeat):
         for name, cmd in tools.items():
-            wall, rss, code = run_measured(cmd)
+            wall, rss, code, cpu = run_measured(cmd)
             if code not in (0, 1):
                 raise SystemExit(f"{' '.join(cmd)} exited with {code}")
             walls[name].append(wall)
+            cpus[name].append(cpu)
             peaks[name] = max(peaks[name], rss)
         # the ceiling's scan alone, without interpreter start-up and pattern compilation
         res = subprocess.run(tools["hs single"], capture_output=True, text=True, check=True)
         walls["hs scan only"].append(float(res.stderr.split()[-1]))
     mb = size / 2**20
     print(f"median of {args.repeat} rounds, whole processes; load average after: {_loadavg()}")
-    print(f"{'tool':<16}{'median s':>10}{'min s':>8}{'max s':>8}{'MiB/s':>8}{'peak RSS MiB':>14}")
+    print(f"{'tool':<16}{'median s':>10}{'min s':>8}{'max s':>8}{'MiB/s':>8}{'CPU s':>8}"
+          f"{'peak RSS MiB':>14}")
     for name, ws in walls.items():
         med = statistics.median(ws)
         peak = f"{peaks[name] / 1024:.0f}" if peaks[name] else "-"
-        print(f"{name:<16}{med:>10.2f}{min(ws):>8.2f}{max(ws):>8.2f}{mb / med:>8.0f}{peak:>14}")
+        cpu = f"{statistics.median(cpus[name]):.2f}" if cpus[name] else "-"
+        print(f"{name:<16}{med:>10.2f}{min(ws):>8.2f}{max(ws):>8.2f}{mb / med:>8.0f}{cpu:>8}{peak:>14}")
     fl = walls["faultlens"]
     for base in ("rg -n -f", "rg -c -f", "hs single", "hs scan only"):
         ratios = [b / f for b, f in zip(walls[base], fl)]
         print(f"faultlens vs {base:<10} {statistics.median(walls[base]) / statistics.median(fl):5.2f}x "
               f"faster (per round {min(ratios):.2f}x to {max(ratios):.2f}x)")
+    print(f"CPU seconds, rg -c -f / faultlens: "
+          f"{statistics.median(cpus['rg -c -f']) / statistics.median(cpus['faultlens']):.2f}x "
+          "(less sensitive to other load than wall time; faultlens spreads its CPU over every core)")
 
 
 if __name__ == "__main__":
