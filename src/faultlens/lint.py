@@ -1,10 +1,10 @@
 """`faultlens lint`: every check a reference must pass before it lands.
 
 Schema, semantic names, folder = id, category = parent folder, duplicate ids, regexes compile in
-Python and in Hyperscan and cannot match an empty line, sibling / downstream ids exist, every
-reference has match and nomatch examples with a source, match examples rank the reference first
-(with the variant their sidecar claims), nomatch examples rank their sidecar's `winner:` first, and
-the healthy logs in baseline/ raise no failure.
+Python, in Hyperscan and in the linear-time engine (RE2) and cannot match an empty line, sibling /
+downstream ids exist, every reference has match and nomatch examples with a source, match examples
+rank the reference first (with the variant their sidecar claims), nomatch examples rank their
+sidecar's `winner:` first, and the healthy logs in baseline/ raise no failure.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import catalogue as cat_mod
+from .engine import linear
 from .errors import CatalogueError, FaultlensError
 
 PLACEHOLDER = "FILL IN"
@@ -56,6 +57,18 @@ def _check_regexes(ref, where: str) -> list[Problem]:
             out.append(Problem("error", where, f"signals/{sig.name}: Hyperscan cannot compile it "
                                                 f"({exc}); remove lookarounds, backreferences and "
                                                 "atomic groups"))
+        why = linear.problem(sig.regex)
+        if why:
+            out.append(Problem("error", where, f"signals/{sig.name}: {why}"))
+    # every other catalogue regex that runs on input text must run in linear time too
+    others = [(f"probes/{p.id}", p.pattern) for p in ref.probes if p.pattern]
+    others += [(f"{kind}/{c.fact}", c.value) for kind, conds in
+               (("facts", ref.facts), ("preflight", ref.preflight), ("checks", ref.checks))
+               for c in conds if c.op == "matches" and c.value and not c.value.startswith("@")]
+    for name, expr in others:
+        why = linear.problem(expr)
+        if why:
+            out.append(Problem("error", where, f"{name}: {why}"))
     return out
 
 

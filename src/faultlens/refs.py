@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 
+from .engine import linear
 from .errors import UsageError
 from .lint import PLACEHOLDER
 from .model import Reference
 
 ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-
-
-@functools.cache
-def _linear(regex: str):
-    """`regex` compiled for RE2, which runs in linear time on any query (Python's re can
-    backtrack for minutes on a crafted one); None when RE2 cannot run it."""
-    import re2
-
-    try:
-        options = re2.Options()
-        options.log_errors = False
-        return re2.compile(regex, options)
-    except re2.error:
-        return None
 
 
 def search(refs: tuple[Reference, ...], query: str, limit: int = 20) -> list[tuple[float, Reference]]:
@@ -44,10 +30,12 @@ def search(refs: tuple[Reference, ...], query: str, limit: int = 20) -> list[tup
                 score += 2 * weight
             score += sum(weight for w in words if w in text) / max(1, len(words))
         for sig in ref.signals.values():  # a pasted error line should find its reference
-            pattern = _linear(sig.regex) if len(phrase) > 12 else None
-            if pattern is not None and pattern.search(query) is not None:
-                score += 6.0
-                break
+            try:  # linear time: the query is anyone's text, the regex the catalogue's
+                if len(phrase) > 12 and linear.search(sig.regex, query):
+                    score += 6.0
+                    break
+            except linear.LinearError:
+                continue
         if score > 0:
             scored.append((round(score, 2), ref))
     scored.sort(key=lambda x: (-x[0], x[1].id))
