@@ -63,7 +63,8 @@ def _apply_specificity(matched: list[Candidate]) -> None:
                 b.score -= SPECIFICITY_PENALTY
                 b.outranked_by = b.outranked_by or a.ref.id
                 b.notes.append(f"{a.ref.id} explains the same line ({file}:{number}) with more evidence"
-                               + (f": {', '.join(extra[:3])}" if extra else ""))
+                               + (": " + "; ".join(dict.fromkeys(
+                                   signal_desc(a.ref, n) for n in extra[:3])) if extra else ""))
 
 
 def _first_line(c: Candidate, order: LineOrder) -> Line | None:
@@ -128,19 +129,19 @@ def _confidence(c: Candidate, ranked: list[Candidate]) -> float:
 
 
 def _missing_reason(c: Candidate) -> str:
+    def descs(names: list[str], n: int) -> str:
+        return "; or ".join(dict.fromkeys(signal_desc(c.ref, x) for x in names[:n]))
+
     if c.out_of_window and (c.missing_all or c.missing_any):
-        return "not matched: " + "; ".join(
-            signal_desc(c.ref, n) for n in c.out_of_window[:2]) + \
-            " is in the log, but too far from the error line to be its context"
+        return ("not matched: the log shows that " + descs(c.out_of_window, 2)
+                + ", but too far from the error line to be its context")
     if c.missing_all:
-        return "not matched: the log lacks " + "; ".join(
-            signal_desc(c.ref, n) for n in c.missing_all[:2])
+        return "not matched: no line in the log shows that " + "; nor that ".join(
+            dict.fromkeys(signal_desc(c.ref, n) for n in c.missing_all[:2]))
     if c.missing_any:
-        return "not matched: needs one of " + "; ".join(
-            signal_desc(c.ref, n) for n in c.missing_any[:3]) + ", and none is in the log"
+        return "not matched: no line in the log shows that " + descs(c.missing_any, 3)
     if c.negatives:
-        return "ruled out by negative evidence: " + ", ".join(
-            signal_desc(c.ref, n) for n in c.negatives[:2])
+        return "ruled out: the log shows that " + descs(c.negatives, 2)
     return f"scored too low ({c.score:.2f})"
 
 
