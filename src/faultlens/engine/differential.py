@@ -12,6 +12,7 @@ import re
 from ..model import CheckResult, Diagnosis, Evidence, Line, Reference, Rejection
 from ..facts.extract import compare
 from ..redact import redact
+from .measure import decide
 from .score import Candidate, signal_desc
 from .structure import Observations
 
@@ -211,6 +212,8 @@ def _checks(c: Candidate, facts: dict[str, str]) -> list[CheckResult]:
             detail = f"{chk.fact} = {facts[chk.fact]}" if chk.fact in facts else f"{chk.fact} not known"
         else:
             status, detail = "manual", chk.how or ""
+        if chk.measure:  # the log's own figures decide it when it prints them
+            status, detail = decide(chk.measure, c.present) or (status, detail)
         out.append(CheckResult(chk.id, chk.text.strip(), status, detail))
     return out
 

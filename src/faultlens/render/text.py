@@ -127,6 +127,18 @@ def key_evidence(d: Diagnosis, limit: int = 4) -> list[Evidence]:
     return sorted(chosen, key=lambda e: order[id(e)])
 
 
+def user_code_frame(report: Report, d: Diagnosis) -> str:
+    """The last frame outside installed packages of the traceback that ends at the failure."""
+    from ..engine.unexplained import user_frame_of
+
+    if not d.first:
+        return ""
+    for tb in report.tracebacks:
+        if tb.file == d.first.file and tb.start <= d.first.line <= tb.exception_line:
+            return user_frame_of(tb)
+    return ""
+
+
 def decisive_checks(d: Diagnosis) -> list:
     """Checks the log decided (pass/fail), and for a possible candidate what would confirm it."""
     opened = [c for c in d.checks if c.id.startswith("confirm-")]
@@ -265,6 +277,9 @@ def render_short(report: Report, top: int | None, st: Style, width: int) -> list
             out.append("   " + st.bold("Evidence") + st.dim(f" ({_first_seen(d, single)})"
                                                           if d.first else ""))
             out += _evidence_lines(ev, st, single, width)
+        frame = user_code_frame(report, d)
+        if frame:
+            out += _wrap("your code: " + frame, width, "   ", "     ", max_lines=2)
         checks = decisive_checks(d)[:3]
         if checks:
             out.append("   " + st.bold("Checks decided by the log") if d.status != "possible"
@@ -272,6 +287,8 @@ def render_short(report: Report, top: int | None, st: Style, width: int) -> list
             for c in checks:
                 wrapped = _wrap(first_sentence(c.text), width, "   X ", "     ", max_lines=2)
                 out += [wrapped[0].replace("X", _check_mark(st, c.status), 1), *wrapped[1:]]
+                if c.detail and c.status in ("pass", "fail") and not re.match(r"line \d+$", c.detail):
+                    out += [st.dim(x) for x in _wrap(f"({c.detail})", width, "     ", max_lines=1)]
         fixes = dedupe_fixes(d.fix)
         if fixes:
             wrapped = _wrap(fixes[0].do, width, "   Fix: ", "        ", max_lines=3)

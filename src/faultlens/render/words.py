@@ -12,7 +12,7 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\"'`])[.;:] +(?=[A-Z(\"'`])|; ")
+_SENTENCE_END = re.compile(r"(?<=[A-Za-z0-9)\"'`])[.;:] +(?=[A-Z(\"'`])|; ")
 
 
 def first_sentence(text: str) -> str:
