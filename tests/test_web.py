@@ -148,7 +148,7 @@ def test_diagnose_page_accepts_a_gzipped_file(client):
     resp = client.post("/diagnose", files={"file": ("rank3.log.gz", gzip.compress(OOM.encode()))},
                        data={"text": ""})
     assert resp.status_code == 200
-    assert "<strong>demo-oom</strong>" in resp.text and "rank3.log.gz (1 lines, gzip)" in resp.text
+    assert "<strong>demo-oom</strong>" in resp.text and "rank3.log.gz (1 line, gzip)" in resp.text
 
 
 def test_diagnose_page_without_a_log(client):
