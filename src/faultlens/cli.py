@@ -242,14 +242,24 @@ def cmd_refs(args) -> int:
     if action == "search":
         from .refs import search
 
-        found = search(refs, " ".join(args.text))
+        from .refs import snippet
+
+        query = " ".join(args.text)
+        found = search(refs, query)
         if args.json:
-            _out(json.dumps([{**reference_dict(r), "score": s} for s, r in found], indent=2))
+            _out(json.dumps([{**reference_dict(r), "score": s, "snippet": snippet(r, query)}
+                             for s, r in found], indent=2))
         elif not found:
             _out("no reference matches; try fewer words or the exact error message")
         else:
+            import shutil
+
+            width = max(40, shutil.get_terminal_size((80, 24)).columns or 80)
             for s, r in found:
-                _out(f"{r.id:<44} {r.title}")
+                head = f"{r.id}  {r.title}"
+                _out(head if len(head) <= width else head[: width - 1] + "…")
+                snip = "   " + snippet(r, query, width - 3)
+                _out(snip if len(snip) <= width else snip[: width - 1] + "…")
         return EXIT_OK
     if action == "patterns":
         if args.json:
