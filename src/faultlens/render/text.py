@@ -210,10 +210,14 @@ def render_unexplained(report: Report, st: Style, single: bool, limit: int = 5,
     return out
 
 
-def _other_line(d: Diagnosis, rank: int, st: Style, width: int) -> list[str]:
+def _other_line(d: Diagnosis, rank: int, st: Style, width: int,
+                top: Diagnosis | None = None) -> list[str]:
     """One line for a candidate below the top one; a possible one says which check decides."""
     tail = ""
-    if d.status == "possible":
+    why_lower = {r.id: r.reason for r in top.rejected_siblings} if top else {}
+    if "explains the same line" in why_lower.get(d.id, ""):
+        tail = ": the same line, explained with more evidence by the first"
+    elif d.status == "possible":
         opened = [c for c in d.checks if c.id.startswith("confirm-")]
         if opened:
             wanted = re.sub(r"^Confirm it: look for a line showing (that |one of: )?", "",
@@ -297,7 +301,7 @@ def render_short(report: Report, top: int | None, st: Style, width: int) -> list
         if others:
             out += ["", st.bold("Other candidates")]
             for i, o in enumerate(others[:4], 2):
-                out += _other_line(o, i, st, width)
+                out += _other_line(o, i, st, width, top=d)
             if len(others) > 4:
                 out.append(st.dim(f"   … and {plural(len(others) - 4, 'more')} (see -v)"))
     if report.unexplained and (report.failures and not report.confirmed):
