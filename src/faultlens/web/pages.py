@@ -1,13 +1,17 @@
-"""The HTML pages: references, search, diagnose, incidents. Server-rendered, no JavaScript."""
+"""The HTML pages: references, search, diagnose, incidents. Server-rendered; the only script
+copies commands to the clipboard."""
 
 from __future__ import annotations
 
+import secrets
+from collections import OrderedDict
 from datetime import date, datetime, time, timedelta, timezone
 
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, RedirectResponse
 
+from ..redact import redact
 from ..refs import search as search_refs
 from ..store.incidents import IncidentFilter
 from ..store.schema import SOURCES
@@ -55,7 +59,8 @@ def reference(request: Request, ref_id: str):
 def _form(ctx: AppContext, **values) -> dict:
     return {"max_mb": round(ctx.max_upload_bytes / 2**20, 1), "token_required": bool(ctx.token),
             "host": "", "job": "", "report": None, "contexts": {}, "incident": None,
-            "known": ctx.known, "not_saved": False, **values}
+            "known": ctx.known, "not_saved": False, "text": "", "message": "", "permalink": "",
+            **values}
 
 
 @router.get("/diagnose")
@@ -64,10 +69,32 @@ def diagnose_form(request: Request):
     return ctx.page("diagnose.html", **_form(ctx))
 
 
+RESULTS_KEPT = 200
+"""Diagnose results kept in memory for their permalink (/d/<key>); saved incidents stay for good."""
+TEXT_KEPT = 512 * 1024
+"""A pasted log up to this size is kept with its result, to refill the form."""
+
+
+def _results(request: Request) -> OrderedDict:
+    state = request.app.state
+    if not hasattr(state, "diagnose_results"):
+        state.diagnose_results = OrderedDict()
+    return state.diagnose_results
+
+
 @router.post("/diagnose")
 async def diagnose(request: Request):
+    """Diagnose, keep the result under a random key and redirect to its permalink (POST, then
+    GET: reloading the result page does not post the log again)."""
     ctx = context(request)
-    upload = await read_upload(request, ctx.max_upload_bytes)
+    try:
+        upload = await read_upload(request, ctx.max_upload_bytes)
+    except ApiError as exc:
+        if exc.code == "empty_log" and "text/html" in request.headers.get("accept", ""):
+            return ctx.page("diagnose.html", status=422, **_form(
+                ctx, message="Paste a log into the box, or choose a file to upload, then press "
+                             "Diagnose."))
+        raise
     fields = upload.fields
     host, job = fields.get("host", "")[:255], fields.get("job", "")[:255]
     wants_save = fields.get("save") == "1"
@@ -75,9 +102,28 @@ async def diagnose(request: Request):
     outcome = await run_in_threadpool(diagnose_upload, ctx, upload, source="web",
                                       save=wants_save and allowed, host=host, job=job)
     contexts = await run_in_threadpool(_contexts, ctx, upload, outcome.report)
-    return ctx.page("diagnose.html", **_form(ctx, host=host, job=job, report=outcome.report,
-                                             contexts=contexts, incident=outcome.incident,
-                                             not_saved=wants_save and not allowed))
+    # kept redacted like everything shown: anyone with the link sees it
+    text = redact(upload.data.decode("utf-8", "replace")) if upload.name == "<text>" and \
+        len(upload.data) <= TEXT_KEPT else ""
+    key = secrets.token_urlsafe(9)
+    kept = _results(request)
+    kept[key] = dict(host=host, job=job, report=outcome.report, contexts=contexts,
+                     incident=outcome.incident, not_saved=wants_save and not allowed, text=text)
+    while len(kept) > RESULTS_KEPT:
+        kept.popitem(last=False)
+    return RedirectResponse(f"/d/{key}#result", status_code=303)
+
+
+@router.get("/d/{key}")
+def diagnose_result(request: Request, key: str):
+    """The permalink of a diagnose result: the result first, the form below with the log kept."""
+    ctx = context(request)
+    found = _results(request).get(key)
+    if found is None:
+        raise ApiError(404, "not_found", "this result is no longer kept (results live in memory "
+                                         "until the server restarts; saved incidents stay under "
+                                         "Incidents): diagnose the log again")
+    return ctx.page("diagnose.html", **_form(ctx, permalink=f"/d/{key}", **found))
 
 
 def _contexts(ctx: AppContext, upload: Upload, report: dict) -> dict:
