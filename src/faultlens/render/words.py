@@ -28,13 +28,13 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9_]{3,}", text.lower()))
 
 
-def dedupe_fixes(fixes: tuple[Fix, ...] | list[Fix]) -> list[Fix]:
+def dedupe_fixes(fixes: tuple[Fix, ...] | list[Fix] | list[dict]) -> list:
     """The fixes without those that repeat an earlier one (the same text, or nearly all of its
     words: a variant's fix and the reference's general fix often say the same thing)."""
     kept: list[Fix] = []
     seen: list[set[str]] = []
     for f in fixes:
-        words = _words(f.do)
+        words = _words(f["do"] if isinstance(f, dict) else f.do)
         if any(words and s and len(words & s) / min(len(words), len(s)) >= 0.8 for s in seen):
             continue
         kept.append(f)

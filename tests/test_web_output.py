@@ -1,0 +1,50 @@
+"""The web report in plain words: status, the variant's sentence, inline code, failure lines no
+reference explains, and no internal signal name in the HTML of the real catalogue's examples."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from conftest import ROOT
+from faultlens.web.app import create_app
+from faultlens.web.templating import inline_code
+from test_output_text import _signal_names
+
+EXAMPLES = ["catalogue/memory/cuda-out-of-memory/examples/match-forward-activation.log",
+            "catalogue/inference/vllm-nvfp4-emulation-lut-on-cpu/examples/match-moe-emulation-startup.log",
+            "catalogue/distributed/nccl-watchdog-collective-timeout/examples/match-allreduce-same-seqnum.log"]
+
+
+@pytest.fixture(scope="module")
+def real_client(tmp_path_factory):
+    app = create_app(str(tmp_path_factory.mktemp("db") / "incidents.db"), catalogue=ROOT / "catalogue")
+    return TestClient(app)
+
+
+def test_inline_code_is_markup_and_the_rest_is_escaped():
+    html = str(inline_code("set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` <now>"))
+    assert "<code>PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True</code>" in html
+    assert "&lt;now&gt;" in html and "`" not in html
+
+
+def test_report_pages_speak_plain_words(real_client, real_scanner):
+    names = _signal_names(real_scanner)
+    pattern = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, sorted(names))) + r")(?![\w-])")
+    for rel in EXAMPLES:
+        log = (ROOT / rel).read_text()
+        html = real_client.post("/diagnose", data={"text": log}).text
+        assert 'class="status status-confirmed"' in html
+        # our prose, outside the quoted log lines and the refilled form
+        prose = re.sub(r"<table class=\"log\">.*?</table>|<textarea.*?</textarea>", "", html, flags=re.S)
+        assert not pattern.findall(prose), (rel, pattern.findall(prose)[:5])
+        assert not re.search(r"<p>[^<]*`[^`<]+`", prose), rel  # no literal backticks in prose
+
+
+def test_variant_by_its_sentence_and_unexplained_lines(real_client):
+    log = (ROOT / EXAMPLES[1]).read_text()
+    html = real_client.post("/diagnose", data={"text": log}).text
+    assert "Variant: Emulation chosen because the GPU has no native NVFP4 backend" in html
+    assert "explained by no reference" in html
