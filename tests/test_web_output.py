@@ -48,3 +48,20 @@ def test_variant_by_its_sentence_and_unexplained_lines(real_client):
     html = real_client.post("/diagnose", data={"text": log}).text
     assert "Variant: Emulation chosen because the GPU has no native NVFP4 backend" in html
     assert "explained by no reference" in html
+
+
+def test_reference_page_puts_what_to_do_first(real_client):
+    html = real_client.get("/references/cuda-out-of-memory").text
+    order = [html.index(f'<section id="{s}"') for s in
+             ("summary", "fix", "checks", "siblings", "mechanism", "fingerprint", "sources", "examples")]
+    assert order == sorted(order)
+    assert '<nav class="toc"' in html and 'href="#fingerprint"' in html
+    assert 'id="check-fragmentation-ruled-out"' in html  # stable anchors
+
+
+def test_404_suggests_references(real_client):
+    resp = real_client.get("/references/nccl-timeout", headers={"accept": "text/html"})
+    assert resp.status_code == 404
+    assert "Did you mean" in resp.text and 'href="/references/nccl-watchdog-collective-timeout"' in resp.text
+    api = real_client.get("/references/nccl-timeout", headers={"accept": "application/json"})
+    assert api.json()["error"]["code"] == "not_found"
