@@ -92,3 +92,13 @@ def _is_log_line(line: str, report) -> bool:
     texts = {e.text.strip()[:40] for d in report.diagnoses for e in d.evidence}
     texts |= {u.text.strip()[:40] for u in report.unexplained}
     return any(t and t[:30] in line for t in texts)
+
+
+def test_github_annotates_a_failure_no_reference_explains(demo):
+    from faultlens.render import github
+
+    report = demo('Traceback (most recent call last):\n  File "/home/u/t.py", line 2, in <module>\n'
+                  "    f()\nZorkError: bad zork\n")
+    out = github.render(report)
+    assert out.startswith("::error ") and "explained by no reference" in out and "bad zork" in out
+    assert "No known failure" not in out
