@@ -65,3 +65,12 @@ def test_404_suggests_references(real_client):
     assert "Did you mean" in resp.text and 'href="/references/nccl-watchdog-collective-timeout"' in resp.text
     api = real_client.get("/references/nccl-timeout", headers={"accept": "application/json"})
     assert api.json()["error"]["code"] == "not_found"
+
+
+def test_incident_page_shows_evidence_in_context(real_client):
+    log = (ROOT / EXAMPLES[1]).read_text()
+    html = real_client.post("/diagnose", data={"text": log, "save": "1"}).text
+    link = re.search(r'href="(/incidents/\d+)"', html).group(1)
+    page = real_client.get(link).text
+    assert '<tr class="gap">' in page or page.count('<td class="ln">') > page.count('<tr class="hit">')
+    assert "<mark>" in page  # the matched text highlighted, as on the diagnose page

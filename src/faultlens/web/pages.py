@@ -3,6 +3,7 @@ copies commands to the clipboard."""
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections import OrderedDict
 from datetime import date, datetime, time, timedelta, timezone
@@ -197,5 +198,19 @@ def incident(request: Request, incident_id: int):
     found = ctx.store.get_incident(incident_id)
     if found is None:
         raise ApiError(404, "not_found", f"no incident {incident_id}")
-    # evidence is shown from the diagnosis: a stored log may be capped or only a tail
-    return ctx.page("incident.html", incident=found, contexts={}, known=ctx.known)
+    return ctx.page("incident.html", incident=found, contexts=_incident_contexts(ctx, found),
+                    known=ctx.known)
+
+
+def _incident_contexts(ctx: AppContext, found) -> dict:
+    """Evidence in context, as on the diagnose page, when the stored log is whole (a capped log
+    has lines left out, so its line numbers no longer match: the evidence alone is shown)."""
+    log = found.log or ""
+    files = found.diagnosis.get("input", {}).get("files", [])
+    if not log or len(files) != 1 or re.search(r"^\[faultlens: \d+ bytes of the log not stored\]$",
+                                                log, re.M):
+        return {}
+    lines = evidence.split_lines(log.encode("utf-8"))
+    refs = ctx.catalogue.by_id
+    return {i: evidence.evidence_context(lines, files[0]["path"], d, refs)
+            for i, d in enumerate(found.diagnosis.get("diagnoses", []))}
