@@ -92,3 +92,50 @@ def test_first_sight_rows_are_appended_once_and_never_rewritten(tmp_path, capsys
     assert main(["eval", str(tmp_path), "--batch", "b1", "--record-first-sight"]) == 2
     assert "already recorded" in capsys.readouterr().err
     assert (tmp_path / "README.md").read_text() == text
+
+
+def _thread(url: str) -> str:
+    """A source URL without its comment anchor or trailing slash: one public thread."""
+    return url.split("#")[0].rstrip("/")
+
+
+def _lines(path) -> set[str]:
+    import gzip
+
+    data = path.read_bytes()
+    if path.name.endswith(".gz"):
+        data = gzip.decompress(data)
+    return {ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()}
+
+
+def _catalogue_examples():
+    from faultlens import lint
+
+    for log in sorted((ROOT / "catalogue").glob("*/*/examples/*.log*")):
+        yield log, _thread(str(lint.read_sidecar(log).get("source") or ""))
+
+
+def test_no_corpus_entry_uses_a_catalogue_example_thread():
+    """The corpus measures first sight: a thread that is already a catalogue example is not new."""
+    example_threads = {src for _, src in _catalogue_examples() if src.startswith("https://")}
+    shared = sorted(e.name for e in evaluation.load_corpus(ROOT / "corpus")
+                    if _thread(e.source) in example_threads)
+    assert not shared, f"corpus entries whose thread is a catalogue example's source: {shared}"
+
+
+def test_no_corpus_entry_copies_a_catalogue_example():
+    """No corpus log whose lines all stand in one catalogue example from the same thread.
+
+    Other threads may print the very same lines (a library's fixed warning text); the thread
+    decides whether it is a copy.
+    """
+    from pathlib import Path
+
+    examples = [(log, src, _lines(log)) for log, src in _catalogue_examples()]
+    copies = []
+    for entry in evaluation.load_corpus(ROOT / "corpus"):
+        lines = set().union(*(_lines(Path(f)) for f in entry.files))
+        for log, src, ex_lines in examples:
+            if lines and lines <= ex_lines and src == _thread(entry.source):
+                copies.append(f"{entry.name} = {log.relative_to(ROOT)}")
+    assert not copies, copies

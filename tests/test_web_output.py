@@ -47,7 +47,12 @@ def test_variant_by_its_sentence_and_unexplained_lines(real_client):
     log = (ROOT / EXAMPLES[1]).read_text()
     html = real_client.post("/diagnose", data={"text": log}).text
     assert "Variant: Emulation chosen because the GPU has no native NVFP4 backend" in html
-    assert "explained by no reference" in html
+    unknown = ('Traceback (most recent call last):\n  File "/home/u/t.py", line 2, in <module>\n'
+               "    f()\nZorkError: bad zork\n")
+    html = real_client.post("/diagnose", data={"text": log + unknown}).text
+    assert "Also in the log, explained by no reference" in html and "ZorkError: bad zork" in html
+    html = real_client.post("/diagnose", data={"text": unknown}).text
+    assert "No reference explains this failure" in html and "/home/u/t.py:2" in html
 
 
 def test_reference_page_puts_what_to_do_first(real_client):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .engine.compile import Scanner, load_scanner
@@ -10,6 +11,7 @@ from .engine.scan import scan_file
 from .engine.score import evaluate
 from .engine.structure import observe
 from .engine import unexplained as unexplained_mod
+from .logs import paste
 from .model import InputFile, Report
 
 
@@ -38,9 +40,33 @@ def diagnose(source, *, env: dict | None = None, catalogue=None,
     done = 0
     for src, name in _inputs(source):
         step = None if progress is None else (lambda n, base=done: progress(base + n))
-        scans.append(scan_file(scanner, src, name, progress=step))
+        scans.append(_scan_one(scanner, src, name, step))
         done += scans[-1].stats.bytes
     return build_report(scanner, scans, env)
+
+
+def _scan_one(scanner: Scanner, src, name: str, progress):
+    """Scan one input; a paste-sized one is cleaned of paste artefacts first (logs/paste.py)."""
+    small = paste.read_small(src)
+    if small is None:
+        return scan_file(scanner, src, name, progress=progress)
+    if small[0] == "spooled":
+        try:
+            return scan_file(scanner, small[1], name, progress=progress)
+        finally:
+            os.unlink(small[1])
+    data, stats = small
+    norm = paste.normalise(data)
+    if not norm.changed:
+        fs = scan_file(scanner, data, name, progress=progress)
+    else:
+        fs = scan_file(scanner, norm.data, name, progress=progress)
+        fs.paste = norm
+        fs.stats.lines = norm.original_lines
+        fs.stats.bytes = len(data)
+    fs.stats.compression = stats.compression
+    fs.stats.warnings[:0] = stats.warnings
+    return fs
 
 
 def build_report(scanner: Scanner, scans: list, env: dict | None = None) -> Report:
@@ -79,6 +105,11 @@ def _unexplained(scanner: Scanner, obs, cands, diagnoses) -> tuple:
                     templates.add(unexplained_mod._template(ln.text))
                 elif c.ref.signals[name].level == "error":
                     partial.setdefault((ln.file, ln.number), []).append(c.ref.id)
-    sim = unexplained_mod.similarity_for(scanner.catalogue.digest, scanner.catalogue.references)
+    if not obs.tracebacks and not obs.failure_lines:
+        return ()
+
+    def sim():  # built only when a line is named: it costs a pass over the catalogue
+        return unexplained_mod.similarity_for(scanner.catalogue.digest, scanner.catalogue.references)
+
     confirmed = any(d.status == "confirmed" and d.severity == "failure" for d in diagnoses)
     return unexplained_mod.find(obs, explained, templates, diagnosed, confirmed, sim, partial)

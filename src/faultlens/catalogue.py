@@ -134,7 +134,9 @@ def _field_hint(field: str) -> str:
 
 
 def _frame_regex(path_regex: str) -> str:
-    return r'File "[^"]*' + path_regex + r'[^"]*", line \d+'
+    # never across a line end: a context pattern reports only its first match, and a match that
+    # spans lines is no match at all when its line is verified
+    return r'File "[^"\n]*' + path_regex + r'[^"\n]*", line \d+'
 
 
 def _window(raw: dict | None) -> Window | None:

@@ -6,6 +6,7 @@ import math
 import re
 from pathlib import Path
 
+from .engine import linear
 from .errors import UsageError
 from .lint import PLACEHOLDER
 from .model import Reference
@@ -130,11 +131,11 @@ def search(refs: tuple[Reference, ...], query: str, limit: int = 10) -> list[tup
         score += idx.prior[ref.id] * (1 if hit else 0)
         if len(query.strip()) > 12:
             for sig in ref.signals.values():  # a pasted error line finds its reference
-                try:
-                    if re.search(sig.regex, query):
+                try:  # linear time: the query is anyone's text, the regex the catalogue's
+                    if linear.search(sig.regex, query):
                         score += 10.0 if sig.level == "error" or sig.core else 3.0
                         break
-                except re.error:
+                except linear.LinearError:
                     continue
         scored.append((round(score, 2), ref))
     if not scored:

@@ -27,6 +27,8 @@ NOISE_WHEN_DIAGNOSED = 4
 _PACKAGE_DIRS = re.compile(r"(?:site|dist)-packages[/\\]([A-Za-z_][\w]*)")
 _STDLIB = re.compile(r"[/\\]lib[/\\]python\d\.\d+[/\\](?!site-packages|dist-packages)")
 _EXC_NAME = re.compile(r"(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault))\b")
+_WARN_TAG = re.compile(r"\s*\[W[\s\d]")  # torch's C++ warnings: [W socket.cpp:663] ...
+_INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b|\[I\]|\[(?:info|debug)\]")
 _TEMPLATE = re.compile(r"0x[0-9a-fA-F]+|\d+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_]{2,}")
 _STOP = frozenset("the and for with that this from not are was were has have but can cannot "
@@ -130,12 +132,13 @@ def similarity_for(digest: str, refs: tuple[Reference, ...]) -> Similarity:
 
 
 def find(obs: Observations, explained: set[tuple[str, int]], explained_templates: set[str],
-         diagnosed_ids: set[str], confirmed: bool, similarity: Similarity,
+         diagnosed_ids: set[str], confirmed: bool, similarity,
          partial: dict[tuple[str, int], list[str]] | None = None) -> tuple[Unexplained, ...]:
     """Failure lines that no diagnosis explains, most telling first.
 
-    `partial` maps a line to the references whose error pattern it matches although their
-    fingerprint did not: they come first among the similar references."""
+    `similarity` is a `Similarity` or a function that makes one (only called when a line is
+    named). `partial` maps a line to the references whose error pattern it matches although
+    their fingerprint did not: they come first among the similar references."""
     partial = partial or {}
     tb_at = {(tb.file, tb.exception_line): tb for tb in obs.tracebacks}
     found: dict[tuple[str, int], tuple[int, Line, str]] = {}
@@ -148,12 +151,19 @@ def find(obs: Observations, explained: set[tuple[str, int]], explained_templates
         if key in found and found[key][0] <= prio:
             continue
         found[key] = (prio, line, found[key][2] if key in found else name)
+    if callable(similarity) and not isinstance(similarity, Similarity):
+        make, similarity = similarity, None
+    else:
+        make = None
     items = []
     seen_templates: set[str] = set()
     order = sorted(found.items(), key=lambda kv: (kv[1][0], obs.file_order.get(kv[0][0], 0), kv[0][1]))
     for key, (prio, line, name) in order:
-        if key in explained or is_warning(line.text):
+        if key in explained or is_warning(line.text) or line.prefix.level == "WARNING" \
+                or _WARN_TAG.match(line.text):
             continue
+        if prio > 1 and (line.prefix.level in ("INFO", "DEBUG") or _INFO_LEVEL.search(line.text)):
+            continue  # an informational line that mentions a failure it recovered from
         if confirmed and prio >= NOISE_WHEN_DIAGNOSED:
             continue
         tmpl = _template(line.text)
@@ -161,6 +171,8 @@ def find(obs: Observations, explained: set[tuple[str, int]], explained_templates
             continue
         seen_templates.add(tmpl)
         tb = tb_at.get(key)
+        if similarity is None:
+            similarity = make()
         items.append(Unexplained(
             file=line.file, line=line.number, text=redact(line.text.strip()),
             kind=kind_of_line(line.text, name), component=component_of(tb, line),

@@ -6,6 +6,7 @@ import json as _json
 
 from .. import __version__
 from ..model import Diagnosis, Reference, Report, Unexplained
+from ..redact import redact_json
 
 SCHEMA = 1
 
@@ -39,7 +40,9 @@ def report_dict(report: Report, top: int | None = None) -> dict:
     diagnoses = list(report.diagnoses)
     if top is not None:
         diagnoses = diagnoses[:top]
-    return {
+    # redacted whole: the evidence is redacted by the engine, but facts, check details and
+    # file names come from the log and the environment too
+    return redact_json({
         "schema": SCHEMA,
         "tool": {"name": "faultlens", "version": __version__},
         "catalogue": {"digest": report.catalogue_digest, "references": report.reference_count},
@@ -53,7 +56,7 @@ def report_dict(report: Report, top: int | None = None) -> dict:
         "failure": report.top is not None or bool(report.unexplained),
         "diagnoses": [diagnosis_dict(d) for d in diagnoses],
         "unexplained": [unexplained_dict(u) for u in report.unexplained],
-    }
+    })
 
 
 def unexplained_dict(u: Unexplained) -> dict:

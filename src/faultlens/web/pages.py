@@ -9,7 +9,6 @@ from collections import OrderedDict
 from datetime import date, datetime, time, timedelta, timezone
 
 from fastapi import APIRouter, Query, Request
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse
 
 from ..redact import redact
@@ -89,7 +88,7 @@ async def diagnose(request: Request):
     GET: reloading the result page does not post the log again)."""
     ctx = context(request)
     try:
-        upload = await read_upload(request, ctx.max_upload_bytes)
+        upload = await read_upload(request, ctx.max_upload_bytes, ctx.heavy)
     except ApiError as exc:
         if exc.code == "empty_log" and "text/html" in request.headers.get("accept", ""):
             return ctx.page("diagnose.html", status=422, **_form(
@@ -100,9 +99,9 @@ async def diagnose(request: Request):
     host, job = fields.get("host", "")[:255], fields.get("job", "")[:255]
     wants_save = fields.get("save") == "1"
     allowed = token_ok(fields.get("token") or None, ctx.token)  # without it: diagnose, store nothing
-    outcome = await run_in_threadpool(diagnose_upload, ctx, upload, source="web",
-                                      save=wants_save and allowed, host=host, job=job)
-    contexts = await run_in_threadpool(_contexts, ctx, upload, outcome.report)
+    outcome = await ctx.heavy.run(diagnose_upload, ctx, upload, source="web",
+                                  save=wants_save and allowed, host=host, job=job)
+    contexts = await ctx.heavy.run(_contexts, ctx, upload, outcome.report)
     # kept redacted like everything shown: anyone with the link sees it
     text = redact(upload.data.decode("utf-8", "replace")) if upload.name == "<text>" and \
         len(upload.data) <= TEXT_KEPT else ""
@@ -128,7 +127,7 @@ def diagnose_result(request: Request, key: str):
 
 
 def _contexts(ctx: AppContext, upload: Upload, report: dict) -> dict:
-    lines = evidence.split_lines(upload.data)
+    lines = evidence.LogLines(upload.data, evidence.shown_lines(report["diagnoses"], upload.name))
     refs = ctx.catalogue.by_id
     return {i: evidence.evidence_context(lines, upload.name, d, refs)
             for i, d in enumerate(report["diagnoses"])}
@@ -198,19 +197,24 @@ def incident(request: Request, incident_id: int):
     found = ctx.store.get_incident(incident_id)
     if found is None:
         raise ApiError(404, "not_found", f"no incident {incident_id}")
-    return ctx.page("incident.html", incident=found, contexts=_incident_contexts(ctx, found),
-                    known=ctx.known)
+    shown = views.shown_report(found.diagnosis)
+    return ctx.page("incident.html", incident=found, report=shown,
+                    contexts=_incident_contexts(ctx, found, shown), known=ctx.known)
 
 
-def _incident_contexts(ctx: AppContext, found) -> dict:
+def _incident_contexts(ctx: AppContext, found, shown: dict) -> dict:
     """Evidence in context, as on the diagnose page, when the stored log is whole (a capped log
     has lines left out, so its line numbers no longer match: the evidence alone is shown)."""
     log = found.log or ""
-    files = found.diagnosis.get("input", {}).get("files", [])
+    files = shown["input"].get("files") or []
     if not log or len(files) != 1 or re.search(r"^\[faultlens: \d+ bytes of the log not stored\]$",
                                                 log, re.M):
         return {}
-    lines = evidence.split_lines(log.encode("utf-8"))
+    data = log.encode("utf-8")
+    lines = evidence.LogLines(data, evidence.shown_lines(shown["diagnoses"], files[0]["path"]))
     refs = ctx.catalogue.by_id
-    return {i: evidence.evidence_context(lines, files[0]["path"], d, refs)
-            for i, d in enumerate(found.diagnosis.get("diagnoses", []))}
+    try:
+        return {i: evidence.evidence_context(lines, files[0]["path"], d, refs)
+                for i, d in enumerate(shown["diagnoses"])}
+    except (KeyError, TypeError):  # a report from an agent may lack what the view needs
+        return {}
