@@ -88,6 +88,11 @@ def _check_measures(ref, where: str) -> list[Problem]:
             except (re.error, ValueError) as exc:
                 out.append(Problem("error", where, f"{at}: {exc}"))
                 continue
+            from .engine.linear import problem
+
+            slow = problem(m.regex)
+            if slow:
+                out.append(Problem("error", where, f"{at}: {slow}"))
             missing = names(m.holds) - groups
             if missing:
                 out.append(Problem("error", where, f"{at}: holds uses {', '.join(sorted(missing))}, "

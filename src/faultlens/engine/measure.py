@@ -15,6 +15,7 @@ import operator
 import re
 
 from ..model import Line, Measure
+from . import linear
 
 UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15,
          "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40, "PIB": 1 << 50}
@@ -112,7 +113,10 @@ def decide(cases: tuple[Measure, ...], present: dict[str, list[Line]]) -> tuple[
         lines = sorted((ln for name in case.signal.split() for ln in present.get(name, [])),
                        key=lambda ln: (ln.file, ln.number))
         for ln in lines:
-            m = re.search(case.regex, ln.text)
+            try:  # linear time: the regex is the catalogue's, the line anyone's text
+                m = linear.search(case.regex, ln.text)
+            except linear.LinearError:
+                m = None
             if m:
                 caps.add(m.groupdict())
                 where = where or ln
