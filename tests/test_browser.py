@@ -85,3 +85,62 @@ def test_static_site_search_works_offline(page, tmp_path):
     page.click("#siblings a:text-is('demo-generic-index')")  # a sibling, by its relative link
     page.wait_for_url("**/references/demo-generic-index.html")
     assert "generic indexing device mismatch" in page.locator("h1").inner_text()
+
+
+def _context(browser, width, scheme):
+    return browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+
+
+def test_diagnose_redirects_to_a_permalink_and_keeps_the_log(page, tmp_path):
+    with serving(tmp_path) as base:
+        page.goto(base + "/diagnose")
+        page.click("button:has-text('Diagnose')")  # empty: a friendly message, same page
+        assert "Paste a log into the box" in page.locator("#form-message").inner_text()
+        page.fill("textarea[name=text]", NVFP4)
+        page.click("button:has-text('Diagnose')")
+        page.wait_for_url("**/d/*")
+        permalink = page.url.split("#")[0]
+        assert "demo-specific-index" in page.locator("details.diagnosis summary").first.inner_text()
+        assert "break_fp4_bytes" in page.locator("textarea[name=text]").input_value()
+        page.goto(permalink)  # the link works on its own: reload shows the same result
+        assert "demo-specific-index" in page.locator("details.diagnosis summary").first.inner_text()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_layout_and_colour_schemes(browser, tmp_path, width, scheme):
+    context = _context(browser, width, scheme)
+    page = context.new_page()
+    try:
+        with serving(tmp_path) as base:
+            page.goto(base + "/diagnose")
+            page.fill("textarea[name=text]", NVFP4)
+            page.click("button:has-text('Diagnose')")
+            page.wait_for_url("**/d/*")
+            background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+            dark = background in ("rgb(13, 17, 23)",)
+            assert dark == (scheme == "dark"), background
+            # nothing wider than the screen: no horizontal scrolling of the page
+            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 1, f"page is {overflow}px wider than the {width}px screen"
+            page.screenshot(path=ARTIFACTS / f"diagnosis-{width}-{scheme}.png", full_page=True)
+            page.goto(base + "/references/demo-oom")
+            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 1
+            page.screenshot(path=ARTIFACTS / f"reference-{width}-{scheme}.png", full_page=True)
+    finally:
+        context.close()
+
+
+def test_copy_buttons_copy_the_fix(browser, tmp_path):
+    context = browser.new_context(viewport={"width": 1200, "height": 900},
+                                  permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    try:
+        with serving(tmp_path) as base:
+            page.goto(base + "/references/demo-oom")
+            page.locator("#fix button.copy").first.click()
+            assert page.locator("#fix button.copy").first.inner_text() == "copied"
+            assert page.evaluate("navigator.clipboard.readText()").startswith("Lower the batch size.")
+    finally:
+        context.close()

@@ -56,7 +56,11 @@ def test_env_cli_json_and_file(tmp_path, env):
     out = tmp_path / "snap.json"
     res = fl("env", "--json", "-o", str(out), env=env)
     assert res.returncode == 0, res.stderr
-    assert json.loads(res.stdout)["facts"] == json.loads(out.read_text())["facts"]
+    # with -o the snapshot goes to the file only, and the command says so
+    assert res.stdout == "" and f"snapshot written to {out}" in res.stderr
+    assert json.loads(out.read_text())["facts"]["python.version"].startswith("3.")
+    dumped = fl("env", "--json", env=env)
+    assert json.loads(dumped.stdout)["facts"].keys() == json.loads(out.read_text())["facts"].keys()
     text = fl("env", env=env)
     assert text.returncode == 0 and "python.version" in text.stdout
 
@@ -278,6 +282,13 @@ def test_run_child_killed_by_signal(env):
     res = fl("run", "--no-env", "--", sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)",
              env=env)
     assert res.returncode == 128 + signal.SIGTERM
+
+
+def test_run_silent_failure_says_it_printed_nothing(env):
+    res = fl("run", "--no-env", "--", sys.executable, "-c", "import sys; sys.exit(5)", env=env)
+    assert res.returncode == 5
+    assert "exited with 5 and printed nothing" in res.stderr
+    assert "No failure found" not in res.stderr and "(standard input)" not in res.stderr
 
 
 def test_run_unknown_command(env):

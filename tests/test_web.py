@@ -14,6 +14,7 @@ import urllib.request
 import pytest
 from conftest import DATA, ROOT
 from fastapi.testclient import TestClient
+from markupsafe import escape
 from live_server import server_env, serving
 
 from faultlens.cli import main
@@ -149,13 +150,36 @@ def test_diagnose_page_accepts_a_gzipped_file(client):
     resp = client.post("/diagnose", files={"file": ("rank3.log.gz", gzip.compress(OOM.encode()))},
                        data={"text": ""})
     assert resp.status_code == 200
-    assert "<strong>demo-oom</strong>" in resp.text and "rank3.log.gz (1 lines, gzip)" in resp.text
+    assert "<strong>demo-oom</strong>" in resp.text and "rank3.log.gz (1 line, gzip)" in resp.text
 
 
 def test_diagnose_page_without_a_log(client):
     assert_error(client.post("/diagnose", data={"text": "  "}), 422, "empty_log")
     html = client.post("/diagnose", data={"text": ""}, headers={"accept": "text/html"})
-    assert html.status_code == 422 and "no log given" in html.text and "<html" in html.text
+    # a browser gets the form again with a friendly message, not an error page
+    assert html.status_code == 422 and "Paste a log into the box" in html.text
+    assert '<form class="diagnose"' in html.text and "422 Unprocessable" not in html.text
+
+
+def test_diagnose_redirects_to_a_permalink_that_keeps_the_log(client):
+    resp = client.post("/diagnose", data={"text": NVFP4, "host": "n1"}, follow_redirects=False)
+    assert resp.status_code == 303
+    link = resp.headers["location"].split("#")[0]
+    assert re.fullmatch(r"/d/[\w-]{8,}", link)
+    page = client.get(link)
+    assert page.status_code == 200
+    html = page.text
+    assert html.index('id="result"') < html.index('<form class="diagnose"')  # result first
+    assert "<strong>demo-specific-index</strong>" in html
+    assert str(escape(NVFP4.splitlines()[0])) in html.split("<textarea", 1)[1]  # the log kept
+    assert 'value="n1"' in html
+    assert client.get("/d/not-a-kept-result", headers={"accept": "text/html"}).status_code == 404
+
+
+def test_the_kept_log_is_redacted(client):
+    secret = "hf_abcdefghijklmnopqrstuvwxyz0123"
+    resp = client.post("/diagnose", data={"text": f"HF_TOKEN={secret}\n{OOM}"})
+    assert resp.status_code == 200 and secret not in resp.text
 
 
 def test_evidence_context_merges_windows_and_marks_the_match():

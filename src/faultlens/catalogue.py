@@ -18,6 +18,7 @@ from .errors import CatalogueError
 from .model import (
     Check,
     FactCondition,
+    Measure,
     Fingerprint,
     Fix,
     Probe,
@@ -151,6 +152,8 @@ def _check(raw: dict) -> Check:
         id=raw["id"], text=raw["text"], signal=raw.get("signal"), absent=raw.get("absent", "unknown"),
         fact=raw.get("fact"), op=raw.get("op"),
         value=None if value is None else _value_str(value), how=raw.get("how"),
+        measure=tuple(Measure(m["signal"], m["regex"], m["holds"], m.get("show", ""))
+                      for m in raw.get("measure", ())),
     )
 
 

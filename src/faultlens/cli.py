@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output format (default: text; github = GitHub Actions annotations)")
     d.add_argument("--json", action="store_true", help="same as --format json")
     d.add_argument("--top", type=int, metavar="N", help="show only the N best candidates")
+    d.add_argument("-v", "--verbose", action="store_true",
+                   help="the full report: mechanism, every check, why not, every fix, sources")
     d.add_argument("--env", metavar="FILE",
                    help="environment snapshot (JSON facts, e.g. from the machine that ran the job)")
     d.add_argument("--color", choices=["auto", "always", "never"], default="auto",
@@ -189,7 +191,10 @@ def cmd_diagnose(args) -> int:
         from .render.text import render
         color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
                                            and not os.environ.get("NO_COLOR"))
-        _out(render(report, args.top, color=color))
+        import shutil
+
+        width = shutil.get_terminal_size((80, 24)).columns or 80
+        _out(render(report, args.top, color=color, verbose=args.verbose, width=max(40, width)))
     return EXIT_PROBLEMS if args.exit_code and report.failures else EXIT_OK
 
 
@@ -237,14 +242,24 @@ def cmd_refs(args) -> int:
     if action == "search":
         from .refs import search
 
-        found = search(refs, " ".join(args.text))
+        from .refs import snippet
+
+        query = " ".join(args.text)
+        found = search(refs, query)
         if args.json:
-            _out(json.dumps([{**reference_dict(r), "score": s} for s, r in found], indent=2))
+            _out(json.dumps([{**reference_dict(r), "score": s, "snippet": snippet(r, query)}
+                             for s, r in found], indent=2))
         elif not found:
             _out("no reference matches; try fewer words or the exact error message")
         else:
+            import shutil
+
+            width = max(40, shutil.get_terminal_size((80, 24)).columns or 80)
             for s, r in found:
-                _out(f"{r.id:<44} {r.title}")
+                head = f"{r.id}  {r.title}"
+                _out(head if len(head) <= width else head[: width - 1] + "…")
+                snip = "   " + snippet(r, query, width - 3)
+                _out(snip if len(snip) <= width else snip[: width - 1] + "…")
         return EXIT_OK
     if action == "patterns":
         if args.json:

@@ -72,6 +72,34 @@ def _check_regexes(ref, where: str) -> list[Problem]:
     return out
 
 
+def _check_measures(ref, where: str) -> list[Problem]:
+    from .engine.measure import names, parse
+
+    out = []
+    for chk in list(ref.checks) + [c for v in ref.variants for c in v.checks]:
+        for i, m in enumerate(chk.measure):
+            at = f"checks/{chk.id}/measure/{i}"
+            for name in m.signal.split():
+                if name not in ref.signals:
+                    out.append(Problem("error", where, f"{at}: signal '{name}' is not defined"))
+            try:
+                groups = set(re.compile(m.regex).groupindex)
+                parse(m.holds)
+            except (re.error, ValueError) as exc:
+                out.append(Problem("error", where, f"{at}: {exc}"))
+                continue
+            from .engine.linear import problem
+
+            slow = problem(m.regex)
+            if slow:
+                out.append(Problem("error", where, f"{at}: {slow}"))
+            missing = names(m.holds) - groups
+            if missing:
+                out.append(Problem("error", where, f"{at}: holds uses {', '.join(sorted(missing))}, "
+                                                    "which the regex does not capture (?P<name>...)"))
+    return out
+
+
 def check_files(root: Path) -> tuple[list[Problem], list]:
     """Static checks of every reference file; returns problems and the references that loaded."""
     problems: list[Problem] = []
@@ -105,6 +133,7 @@ def check_files(root: Path) -> tuple[list[Problem], list]:
             problems.append(Problem("error", where, f"still contains '{PLACEHOLDER}' placeholders "
                                                     "from 'faultlens refs new'; write them out"))
         problems += _check_regexes(ref, where)
+        problems += _check_measures(ref, where)
         refs.append(ref)
     known = {r.id for r in refs}
     planned = planned_ids(root)

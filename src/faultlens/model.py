@@ -57,6 +57,20 @@ class FactCondition:
 
 
 @dataclass(frozen=True)
+class Measure:
+    """A check decided from figures the log prints (see engine/measure.py)."""
+
+    signal: str
+    """Whose lines to read (several names separated by spaces)."""
+    regex: str
+    """Python regex with named groups (the figures)."""
+    holds: str
+    """The comparison that makes the check pass, e.g. `unallocated < request`."""
+    show: str = ""
+    """The figures in words, `{request} requested`; `{count(rank)}`, `{list(rank)}` aggregate."""
+
+
+@dataclass(frozen=True)
 class Check:
     """One item of the evidence checklist."""
 
@@ -71,6 +85,8 @@ class Check:
     value: str | None = None
     how: str | None = None
     """For manual checks: exactly how to run it."""
+    measure: tuple[Measure, ...] = ()
+    """Decided from the log's own figures when they are printed (else `how` applies)."""
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,10 @@ def cmd_env(args) -> int:
         with open(args.output, "w", encoding="utf-8") as fh:
             json.dump(snap, fh, indent=2)
             fh.write("\n")
+    if args.json and args.output:
+        print(f"faultlens: snapshot written to {args.output} ({len(snap['facts'])} facts)",
+              file=sys.stderr)
+        return EXIT_OK
     if args.json:
         print(json.dumps(snap, indent=2))
         return EXIT_OK

@@ -142,6 +142,7 @@ def cmd_run(args) -> int:
     for t in threads:
         t.start()
     open_streams = len(threads)
+    written = 0
     try:
         with open(log_path, "wb") as log:
             while open_streams:
@@ -150,6 +151,7 @@ def cmd_run(args) -> int:
                 except queue.Empty:
                     data, tag = None, None
                 if data:
+                    written += len(data)
                     log.write(data)
                     session.feed(tag, data)
                 elif tag is not None:
@@ -167,6 +169,13 @@ def cmd_run(args) -> int:
     session.env = env_facts
     report = session.report()
     status = 128 - code if code < 0 else code
+    if not written:
+        if status != 0:
+            print(f"\nfaultlens: {' '.join(cmd)} exited with {status} and printed "
+                  "nothing: no output to diagnose", file=sys.stderr)
+            post_report(args, report, "run", job=" ".join(cmd), log_path=log_path)
+        printer.close()
+        return status
     if status != 0 or report.failures:
         if not args.no_alerts:
             for alert in session.poll_alerts(force=True):

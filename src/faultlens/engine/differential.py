@@ -12,6 +12,7 @@ import re
 from ..model import CheckResult, Diagnosis, Evidence, Line, Reference, Rejection
 from ..facts.extract import compare
 from ..redact import redact
+from .measure import decide
 from .score import Candidate, signal_desc
 from .structure import Observations
 
@@ -63,7 +64,8 @@ def _apply_specificity(matched: list[Candidate]) -> None:
                 b.score -= SPECIFICITY_PENALTY
                 b.outranked_by = b.outranked_by or a.ref.id
                 b.notes.append(f"{a.ref.id} explains the same line ({file}:{number}) with more evidence"
-                               + (f": {', '.join(extra[:3])}" if extra else ""))
+                               + (": " + "; ".join(dict.fromkeys(
+                                   signal_desc(a.ref, n) for n in extra[:3])) if extra else ""))
 
 
 def _first_line(c: Candidate, order: LineOrder) -> Line | None:
@@ -128,19 +130,19 @@ def _confidence(c: Candidate, ranked: list[Candidate]) -> float:
 
 
 def _missing_reason(c: Candidate) -> str:
+    def descs(names: list[str], n: int) -> str:
+        return "; or ".join(dict.fromkeys(signal_desc(c.ref, x) for x in names[:n]))
+
     if c.out_of_window and (c.missing_all or c.missing_any):
-        return "not matched: " + "; ".join(
-            signal_desc(c.ref, n) for n in c.out_of_window[:2]) + \
-            " is in the log, but too far from the error line to be its context"
+        return ("not matched: the log shows that " + descs(c.out_of_window, 2)
+                + ", but too far from the error line to be its context")
     if c.missing_all:
-        return "not matched: the log lacks " + "; ".join(
-            signal_desc(c.ref, n) for n in c.missing_all[:2])
+        return "not matched: no line in the log shows that " + "; nor that ".join(
+            dict.fromkeys(signal_desc(c.ref, n) for n in c.missing_all[:2]))
     if c.missing_any:
-        return "not matched: needs one of " + "; ".join(
-            signal_desc(c.ref, n) for n in c.missing_any[:3]) + ", and none is in the log"
+        return "not matched: no line in the log shows that " + descs(c.missing_any, 3)
     if c.negatives:
-        return "ruled out by negative evidence: " + ", ".join(
-            signal_desc(c.ref, n) for n in c.negatives[:2])
+        return "ruled out: the log shows that " + descs(c.negatives, 2)
     return f"scored too low ({c.score:.2f})"
 
 
@@ -210,6 +212,8 @@ def _checks(c: Candidate, facts: dict[str, str]) -> list[CheckResult]:
             detail = f"{chk.fact} = {facts[chk.fact]}" if chk.fact in facts else f"{chk.fact} not known"
         else:
             status, detail = "manual", chk.how or ""
+        if chk.measure:  # the log's own figures decide it when it prints them
+            status, detail = decide(chk.measure, c.present) or (status, detail)
         out.append(CheckResult(chk.id, chk.text.strip(), status, detail))
     return out
 

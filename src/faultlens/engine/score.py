@@ -82,10 +82,14 @@ def literal_length(regex: str) -> int:
 
 
 def signal_desc(ref: Reference, name: str) -> str:
+    """What a signal's line shows, in the reference's own words (never the signal's name)."""
     sig = ref.signals.get(name)
-    if sig and sig.explain:
-        return f"{name} ({sig.explain.rstrip('.')})"
-    return name
+    text = (sig.explain if sig else "").strip().rstrip(".")
+    if not text:
+        return "the line " + ref.id + " is known by"
+    word = text.split(" ", 1)[0]
+    plain = word[:1].isupper() and word[1:].islower()  # "The", not "PyTorch" or "NCCL"
+    return text[0].lower() + text[1:] if plain else text
 
 
 def _order_ok(present: dict[str, list[Line]], order: tuple[str, ...], rank) -> bool | None:

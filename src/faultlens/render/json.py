@@ -20,6 +20,7 @@ def diagnosis_dict(d: Diagnosis) -> dict:
         "status": d.status,
         "confidence": d.confidence,
         "variant": d.variant,
+        "variant_title": d.variant_title,
         "consequence_of": d.consequence_of,
         "summary": d.summary,
         "first": None if d.first is None else

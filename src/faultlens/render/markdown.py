@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from ..model import Report
+from .words import dedupe_fixes
 
 MARK = {"pass": "✅", "fail": "❌", "unknown": "❔", "manual": "🔎"}
+LEGEND = ("✅ the log shows it · ❌ the log contradicts it · ❔ not in this log · "
+          "🔎 check it by hand")
 
 
 def render(report: Report, top: int | None = None) -> str:
@@ -22,7 +25,8 @@ def render(report: Report, top: int | None = None) -> str:
                 (f", from `{u.user_frame}`" if u.user_frame else "")
             similar = (" — similar references, not matched: " + ", ".join(f"`{n.id}`" for n in u.nearest)
                        if u.nearest else "")
-            out.append(f"- line {u.line}: `{u.text[:200]}` ({about}){similar}")
+            proc = f"[{u.process}] " if u.process else ""
+            out.append(f"- line {u.line}: `{proc}{u.text[:200]}` ({about}){similar}")
     if shown:
         out += ["", "| # | reference | severity | confidence | first seen |", "|---|---|---|---|---|"]
         for i, d in enumerate(shown, 1):
@@ -32,14 +36,20 @@ def render(report: Report, top: int | None = None) -> str:
             sev = "possible" if d.status == "possible" else d.severity
             out.append(f"| {i} | `{d.id}`{cons} | {sev} | {d.confidence:.2f} | {first} |")
     for d in shown[:1] + [d for d in shown[1:] if d.severity == "failure" and not d.consequence_of][:1]:
-        out += ["", f"### {d.title}", "", d.summary, "", "**Evidence**", "", "```"]
-        out += [f"{e.line:>6}  {e.text}" for e in d.evidence]
-        out += ["```", "", "**Checks**", ""]
+        status = ("confirmed by the log" if d.status == "confirmed" else
+                  "possible: the log does not confirm it; the ❔ checks say what would")
+        out += ["", f"### {d.title}", "", f"`{d.id}` · confidence {d.confidence:.2f} · {status}"
+                + (f" · variant: {d.variant_title}" if d.variant_title else ""), "",
+                d.summary, "", "**Evidence**", "", "```"]
+        out += [f"{e.line:>6}  " + (f"[{e.process}] " if e.process else "") + e.text
+                for e in d.evidence]
+        out += ["```", "", "**Checks**", "", f"<sub>{LEGEND}</sub>", ""]
         out += [f"- {MARK[c.status]} {c.text}" + (f" — {c.detail}" if c.detail else "") for c in d.checks]
         if d.rejected_siblings:
             out += ["", "**Why not**", ""]
             out += [f"- `{r.id}`: {r.reason}" for r in d.rejected_siblings]
         out += ["", "**Fix**", ""]
-        out += [f"{i}. {f.do}" + (f" _Why: {f.why}_" if f.why else "") for i, f in enumerate(d.fix, 1)]
+        out += [f"{i}. {f.do}" + (f" _Why: {f.why}_" if f.why else "")
+                for i, f in enumerate(dedupe_fixes(d.fix), 1)]
         out += ["", "**Sources**: " + ", ".join(f"<{s.url}>" for s in d.sources)]
     return "\n".join(out) + "\n"

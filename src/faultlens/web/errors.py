@@ -40,9 +40,24 @@ def _respond(request: Request, status: int, code: str, message: str,
     accept = request.headers.get("accept", "")
     if "text/html" in accept and not request.url.path.startswith("/api/"):
         html = render(request.app.state.faultlens.templates, "error.html", ServerLinks(),
-                      status=status, phrase=HTTPStatus(status).phrase, message=message)
+                      status=status, phrase=HTTPStatus(status).phrase, message=message,
+                      suggestions=did_you_mean(request) if status == 404 else [])
         return HTMLResponse(html, status_code=status, headers=headers)
     return JSONResponse(error_body(code, message), status_code=status, headers=headers)
+
+
+def did_you_mean(request: Request, limit: int = 3) -> list:
+    """References whose words are closest to the missing page's path (for a 404 page)."""
+    from ..refs import search
+
+    words = " ".join(p for p in request.url.path.replace("-", " ").split("/")
+                     if p and p not in ("references", "categories", "d", "incidents"))
+    if not words.strip():
+        return []
+    try:
+        return [r for _, r in search(request.app.state.faultlens.catalogue.references, words, limit)]
+    except Exception:  # a 404 page never fails for its suggestions
+        return []
 
 
 async def http_error(request: Request, exc: HTTPException) -> Response:

@@ -1,12 +1,17 @@
-"""The HTML pages: references, search, diagnose, incidents. Server-rendered, no JavaScript."""
+"""The HTML pages: references, search, diagnose, incidents. Server-rendered; the only script
+copies commands to the clipboard."""
 
 from __future__ import annotations
 
+import re
+import secrets
+from collections import OrderedDict
 from datetime import date, datetime, time, timedelta, timezone
 
 from fastapi import APIRouter, Query, Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, RedirectResponse
 
+from ..redact import redact
 from ..refs import search as search_refs
 from ..store.incidents import IncidentFilter
 from ..store.schema import SOURCES
@@ -54,7 +59,8 @@ def reference(request: Request, ref_id: str):
 def _form(ctx: AppContext, **values) -> dict:
     return {"max_mb": round(ctx.max_upload_bytes / 2**20, 1), "token_required": bool(ctx.token),
             "host": "", "job": "", "report": None, "contexts": {}, "incident": None,
-            "known": ctx.known, "not_saved": False, **values}
+            "known": ctx.known, "not_saved": False, "text": "", "message": "", "permalink": "",
+            **values}
 
 
 @router.get("/diagnose")
@@ -63,10 +69,32 @@ def diagnose_form(request: Request):
     return ctx.page("diagnose.html", **_form(ctx))
 
 
+RESULTS_KEPT = 200
+"""Diagnose results kept in memory for their permalink (/d/<key>); saved incidents stay for good."""
+TEXT_KEPT = 512 * 1024
+"""A pasted log up to this size is kept with its result, to refill the form."""
+
+
+def _results(request: Request) -> OrderedDict:
+    state = request.app.state
+    if not hasattr(state, "diagnose_results"):
+        state.diagnose_results = OrderedDict()
+    return state.diagnose_results
+
+
 @router.post("/diagnose")
 async def diagnose(request: Request):
+    """Diagnose, keep the result under a random key and redirect to its permalink (POST, then
+    GET: reloading the result page does not post the log again)."""
     ctx = context(request)
-    upload = await read_upload(request, ctx.max_upload_bytes, ctx.heavy)
+    try:
+        upload = await read_upload(request, ctx.max_upload_bytes, ctx.heavy)
+    except ApiError as exc:
+        if exc.code == "empty_log" and "text/html" in request.headers.get("accept", ""):
+            return ctx.page("diagnose.html", status=422, **_form(
+                ctx, message="Paste a log into the box, or choose a file to upload, then press "
+                             "Diagnose."))
+        raise
     fields = upload.fields
     host, job = fields.get("host", "")[:255], fields.get("job", "")[:255]
     wants_save = fields.get("save") == "1"
@@ -74,9 +102,28 @@ async def diagnose(request: Request):
     outcome = await ctx.heavy.run(diagnose_upload, ctx, upload, source="web",
                                   save=wants_save and allowed, host=host, job=job)
     contexts = await ctx.heavy.run(_contexts, ctx, upload, outcome.report)
-    return ctx.page("diagnose.html", **_form(ctx, host=host, job=job, report=outcome.report,
-                                             contexts=contexts, incident=outcome.incident,
-                                             not_saved=wants_save and not allowed))
+    # kept redacted like everything shown: anyone with the link sees it
+    text = redact(upload.data.decode("utf-8", "replace")) if upload.name == "<text>" and \
+        len(upload.data) <= TEXT_KEPT else ""
+    key = secrets.token_urlsafe(9)
+    kept = _results(request)
+    kept[key] = dict(host=host, job=job, report=outcome.report, contexts=contexts,
+                     incident=outcome.incident, not_saved=wants_save and not allowed, text=text)
+    while len(kept) > RESULTS_KEPT:
+        kept.popitem(last=False)
+    return RedirectResponse(f"/d/{key}#result", status_code=303)
+
+
+@router.get("/d/{key}")
+def diagnose_result(request: Request, key: str):
+    """The permalink of a diagnose result: the result first, the form below with the log kept."""
+    ctx = context(request)
+    found = _results(request).get(key)
+    if found is None:
+        raise ApiError(404, "not_found", "this result is no longer kept (results live in memory "
+                                         "until the server restarts; saved incidents stay under "
+                                         "Incidents): diagnose the log again")
+    return ctx.page("diagnose.html", **_form(ctx, permalink=f"/d/{key}", **found))
 
 
 def _contexts(ctx: AppContext, upload: Upload, report: dict) -> dict:
@@ -150,6 +197,24 @@ def incident(request: Request, incident_id: int):
     found = ctx.store.get_incident(incident_id)
     if found is None:
         raise ApiError(404, "not_found", f"no incident {incident_id}")
-    # evidence is shown from the diagnosis: a stored log may be capped or only a tail
-    return ctx.page("incident.html", incident=found, report=views.shown_report(found.diagnosis),
-                    contexts={}, known=ctx.known)
+    shown = views.shown_report(found.diagnosis)
+    return ctx.page("incident.html", incident=found, report=shown,
+                    contexts=_incident_contexts(ctx, found, shown), known=ctx.known)
+
+
+def _incident_contexts(ctx: AppContext, found, shown: dict) -> dict:
+    """Evidence in context, as on the diagnose page, when the stored log is whole (a capped log
+    has lines left out, so its line numbers no longer match: the evidence alone is shown)."""
+    log = found.log or ""
+    files = shown["input"].get("files") or []
+    if not log or len(files) != 1 or re.search(r"^\[faultlens: \d+ bytes of the log not stored\]$",
+                                                log, re.M):
+        return {}
+    data = log.encode("utf-8")
+    lines = evidence.LogLines(data, evidence.shown_lines(shown["diagnoses"], files[0]["path"]))
+    refs = ctx.catalogue.by_id
+    try:
+        return {i: evidence.evidence_context(lines, files[0]["path"], d, refs)
+                for i, d in enumerate(shown["diagnoses"])}
+    except (KeyError, TypeError):  # a report from an agent may lack what the view needs
+        return {}

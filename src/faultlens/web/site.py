@@ -56,7 +56,7 @@ def build_site(catalogue: Catalogue, out: Path) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(html, encoding="utf-8")
     (out / "static").mkdir(parents=True, exist_ok=True)
-    for asset in ("style.css", "search.js"):
+    for asset in ("style.css", "search.js", "copy.js"):
         shutil.copyfile(STATIC / asset, out / "static" / asset)
     index = search_index(refs)
     (out / "search-index.json").write_text(json.dumps(index, ensure_ascii=False), encoding="utf-8")

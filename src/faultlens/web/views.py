@@ -122,10 +122,12 @@ def shown_report(report: dict) -> dict:
     """A stored report with what the page reads filled in: an agent's report may leave out
     the parts it has no use for (input, catalogue), and old rows predate today's checks."""
     inp = report.get("input") if isinstance(report.get("input"), dict) else {}
-    diagnoses = [d for d in report.get("diagnoses") or () if isinstance(d, dict)]
+    diagnoses = [{"status": "confirmed", "variant_title": None, **d}
+                 for d in report.get("diagnoses") or () if isinstance(d, dict)]
     return {**report,
             "input": {"files": [], "facts": {}, "tracebacks": 0, **inp},
             "catalogue": report.get("catalogue") if isinstance(report.get("catalogue"), dict)
             else {"references": "?"},
             "failure": report.get("failure", any(d.get("severity") == "failure" for d in diagnoses)),
-            "diagnoses": diagnoses}
+            "diagnoses": diagnoses,
+            "unexplained": [u for u in report.get("unexplained") or () if isinstance(u, dict)]}
