@@ -20,7 +20,7 @@ from .structure import Observations
 
 MAX_ITEMS = 5
 MAX_NEAREST = 3
-MIN_SIMILARITY = 0.12
+MIN_SIMILARITY = 0.2
 # with a confirmed diagnosis, launcher summaries and bare ERROR lines are noise, not news
 NOISE_WHEN_DIAGNOSED = 4
 
