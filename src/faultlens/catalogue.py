@@ -178,7 +178,7 @@ def build_reference(data: dict, folder: Path) -> Reference:
         core = raw.get("core", level == "error" and name in required)
         regex, kind = (_frame_regex(raw["frame"]), "frame") if "frame" in raw else (raw["regex"], "line")
         signals[name] = Signal(name, regex, kind, level, raw.get("explain", ""), core=bool(core),
-                               window=_window(raw.get("window")))
+                               window=_window(raw.get("window")), origin=raw.get("origin", ""))
     return Reference(
         id=data["id"], title=data["title"].strip(), category=data["category"],
         severity=data["severity"], summary=data["summary"].strip(),

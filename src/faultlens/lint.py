@@ -17,6 +17,7 @@ from pathlib import Path
 from . import catalogue as cat_mod
 from .engine import linear
 from .errors import CatalogueError, FaultlensError
+from .origins.coverage import check_origins
 
 PLACEHOLDER = "FILL IN"
 
@@ -149,6 +150,7 @@ def check_files(root: Path) -> tuple[list[Problem], list]:
                 elif other not in known:
                     problems.append(Problem("error", where, f"{rel}: '{other}' is not a reference in "
                                                             "the catalogue; fix the id or write it"))
+    problems += check_origins(refs)
     for pid in sorted(planned & known):
         problems.append(Problem("warning", "catalogue/planned.txt",
                                 f"'{pid}' exists now; remove it from planned.txt"))

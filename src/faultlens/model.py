@@ -43,6 +43,8 @@ class Signal:
     other required context absent, the reference is still a `possible` candidate."""
     window: Window | None = None
     """Counts only near the reference's error line (overrides the fingerprint's window)."""
+    origin: str = ""
+    """'none: <reason>' when no indexed upstream code prints the message (faultlens.origins)."""
 
 
 @dataclass(frozen=True)
@@ -339,3 +341,29 @@ class Report:
     @property
     def confirmed(self) -> tuple[Diagnosis, ...]:
         return tuple(d for d in self.failures if d.status == "confirmed")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where upstream code prints a message (faultlens.origins)."""
+    project: str
+    """The upstream project: torch, transformers, vllm, nccl, ..."""
+    path: str
+    """The file that prints it (a compiled library's path for a string of its string table)."""
+    line: int
+    """Its line at the newest release that prints it; 0 for a library's string."""
+    function: str
+    """The enclosing function (Class.method for Python); empty when unknown."""
+    kind: str
+    """How it is printed: 'raise ValueError', 'log.warning', 'warning', 'TORCH_CHECK', 'string'..."""
+    releases: tuple[str, ...]
+    """The indexed releases in which this exact wording exists, oldest first."""
+    url: str | None = None
+    """A link to the line at the newest of those releases, where the repository is known."""
+    message: str = ""
+    """The message as upstream writes it, with … where it prints a value."""
+
+    def to_json(self) -> dict:
+        return {"project": self.project, "path": self.path, "line": self.line,
+                "function": self.function, "kind": self.kind, "releases": list(self.releases),
+                "url": self.url}
