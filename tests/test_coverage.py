@@ -48,6 +48,8 @@ def test_counts_dedupe_by_url_and_mark_coverage(tmp_path):
     assert "other-label" not in text
     lines = [ln for ln in text.splitlines() if ln.startswith(("| new-class", "| known-ref"))]
     assert lines[0].endswith("| `known-ref` |") and lines[1].endswith("| not yet |")
+    assert coverage_table.summary(data, _catalogue(tmp_path / "again", "known-ref")) == (
+        "Counted threads: **4**; covered by a reference: **50.0%** overall, **50.0%** of the 2 since 2024.")
 
 
 def test_bad_header_is_one_clear_error(tmp_path):
@@ -56,3 +58,17 @@ def test_bad_header_is_one_clear_error(tmp_path):
     (data / "threads-x.tsv").write_text("url\tclass\n")
     with pytest.raises(ValueError, match="header must be"):
         coverage_table.render(data, _catalogue(tmp_path))
+
+
+def test_readme_coverage_line_is_regenerated_from_the_data():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert coverage_table.README_START in readme
+    assert coverage_table.with_readme_summary(readme, coverage_table.summary()) == readme, \
+        "README coverage line is stale: run python tools/coverage_table.py"
+
+
+def test_readme_summary_replaces_only_between_markers():
+    text = "a\n<!-- coverage:start -->\nold\n<!-- coverage:end -->\nb\n"
+    assert coverage_table.with_readme_summary(text, "new") == \
+        "a\n<!-- coverage:start -->\nnew\n<!-- coverage:end -->\nb\n"
+    assert coverage_table.with_readme_summary("no markers", "new") == "no markers"

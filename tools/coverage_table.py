@@ -5,8 +5,8 @@ pull request) per row, `class` the reference id that covers it or a proposed keb
 are deduplicated by URL (the first file in name order wins), counted per class in total and since
 2024, and a class counts as covered when a reference with that id exists in catalogue/.
 
-    python tools/coverage_table.py            # rewrite docs/coverage.md
-    python tools/coverage_table.py --check    # exit 1 when docs/coverage.md is stale
+    python tools/coverage_table.py            # rewrite docs/coverage.md and README's coverage line
+    python tools/coverage_table.py --check    # exit 1 when either is stale
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "coverage-data"
 CATALOGUE = ROOT / "catalogue"
 OUTPUT = ROOT / "docs" / "coverage.md"
+README = ROOT / "README.md"
+README_START, README_END = "<!-- coverage:start -->", "<!-- coverage:end -->"
 COLUMNS = ["class", "url", "date", "component", "title"]
 RECENT = "2024"
 URLS_SHOWN = 3
@@ -76,6 +78,25 @@ def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "n/a"
 
 
+def summary(data_dir: Path = DATA, catalogue_dir: Path = CATALOGUE) -> str:
+    """One sentence for the README: threads counted and the share the catalogue covers."""
+    rows = read_threads(data_dir)
+    ids = catalogue_ids(catalogue_dir)
+    total, recent = len(rows), sum(1 for r in rows if r["date"][:4] >= RECENT)
+    covered = sum(1 for r in rows if r["class"] in ids)
+    covered_recent = sum(1 for r in rows if r["class"] in ids and r["date"][:4] >= RECENT)
+    return (f"Counted threads: **{total}**; covered by a reference: **{_share(covered, total)}** "
+            f"overall, **{_share(covered_recent, recent)}** of the {recent} since {RECENT}.")
+
+
+def with_readme_summary(readme: str, line: str) -> str:
+    """The README text with the line between the coverage markers replaced; unchanged without markers."""
+    start, end = readme.find(README_START), readme.find(README_END)
+    if start < 0 or end < start:
+        return readme
+    return readme[:start + len(README_START)] + "\n" + line + "\n" + readme[end:]
+
+
 def render(data_dir: Path = DATA, catalogue_dir: Path = CATALOGUE) -> str:
     rows = read_threads(data_dir)
     ids = catalogue_ids(catalogue_dir)
@@ -117,17 +138,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         text = render()
+        readme = README.read_text(encoding="utf-8")
+        new_readme = with_readme_summary(readme, summary())
     except (OSError, ValueError) as exc:
         print(f"coverage_table: {exc}", file=sys.stderr)
         return 2
     if args.check:
         current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.is_file() else ""
-        if current != text:
-            print(f"{OUTPUT.relative_to(ROOT)} is stale: run python tools/coverage_table.py", file=sys.stderr)
+        stale = [p.name for p, ok in ((OUTPUT, current == text), (README, readme == new_readme)) if not ok]
+        if stale:
+            print(f"stale: {', '.join(stale)} - run python tools/coverage_table.py", file=sys.stderr)
             return 1
         return 0
     OUTPUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+    README.write_text(new_readme, encoding="utf-8")
+    print(f"wrote {OUTPUT.relative_to(ROOT)} and the coverage line of {README.name}")
     return 0
 
 
