@@ -18,12 +18,19 @@ def ids(report):
     return [d.id for d in report.diagnoses]
 
 
-def test_generic_wins_without_context(demo):
+def test_generic_wins_without_context_and_specific_is_only_possible(demo):
     report = demo(GENERIC)
-    assert ids(report) == ["demo-generic-index"]
+    assert ids(report) == ["demo-generic-index", "demo-specific-index"]
+    assert [d.status for d in report.diagnoses] == ["confirmed", "possible"]
+    generic, specific = report.diagnoses
+    assert specific.confidence < generic.confidence
     rejected = {r.id: r.reason for r in report.top.rejected_siblings}
     assert "demo-specific-index" in rejected
-    assert "none is in the log" in rejected["demo-specific-index"]
+    assert "possible only" in rejected["demo-specific-index"]
+    # the missing context becomes an open check that says what would decide it
+    open_checks = [c for c in specific.checks if c.id.startswith("confirm-")]
+    assert open_checks and all(c.status == "unknown" for c in open_checks)
+    assert "the emulation backend line" in " ".join(c.text for c in open_checks)
 
 
 def test_specific_wins_with_context_and_says_why_generic_lost(demo):
@@ -99,7 +106,10 @@ def test_consequence_alone_is_still_reported(demo):
 
 def test_wrapper_never_outranks_what_it_wraps(demo):
     text = GENERIC + "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
-    assert ids(demo(text)) == ["demo-generic-index", "demo-wrapper"]
+    report = demo(text)
+    assert ids(report) == ["demo-generic-index", "demo-wrapper", "demo-specific-index"]
+    # a possible candidate ranks below every confirmed one, consequences included
+    assert [d.status for d in report.diagnoses] == ["confirmed", "confirmed", "possible"]
 
 
 def test_first_failing_rank_across_files_uses_timestamps(demo, tmp_path):

@@ -360,7 +360,8 @@ def test_local_pool_survives_a_killed_process(tmp_path):
     stuck = tmp_path / "logs" / "job-stuck"
     stuck.mkdir()
     os.mkfifo(stuck / "rank0.log")  # its reader blocks until the test writes: in flight for sure
-    jobs = group(expand([str(logs)])[0], per_dir=True)
+    # named explicitly: walking a folder skips FIFOs (issue 13 item 10)
+    jobs = group(expand([str(logs), str(stuck / "rank0.log")])[0], per_dir=True)
     before = set(multiprocessing.active_children())
     stream = runner.scan_local(jobs, CATALOGUE, workers=2)
     rows = [next(stream)]
@@ -412,7 +413,8 @@ def test_dask_worker_killed_mid_scan_loses_and_repeats_nothing(tmp_path, dask_cl
     stuck = logs / "job-000-stuck"
     stuck.mkdir()
     os.mkfifo(stuck / "rank0.log")
-    jobs = group(expand([str(logs)])[0], per_dir=True)
+    # named explicitly: walking a folder skips FIFOs (issue 13 item 10)
+    jobs = group(expand([str(logs), str(stuck / "rank0.log")])[0], per_dir=True)
     futures = runner.submit(jobs, dask_client, CATALOGUE)
     stuck_key = futures[[j.name for j in jobs].index(str(stuck))].key
     deadline = time.monotonic() + 60

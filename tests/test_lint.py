@@ -98,6 +98,72 @@ def test_examples_must_behave(cat):
     assert "match-ok.log" not in text
 
 
+def _nomatch_problems(cat, log_text, sidecar_text):
+    ex = cat / "memory" / "demo-oom" / "examples"
+    ex.mkdir(exist_ok=True)
+    (ex / "match-ok.log").write_text("CUDA out of memory. Tried to allocate 1 GiB\n")
+    (ex / "match-ok.yaml").write_text("source: synthetic\n")
+    (ex / "nomatch-x.log").write_text(log_text)
+    (ex / "nomatch-x.yaml").write_text(sidecar_text)
+    scanner = build(catalogue_mod.load(cat))
+    refs = [r for r in scanner.catalogue.references if r.id == "demo-oom"]
+    ids = [r.id for r in scanner.catalogue.references]
+    problems = lint.check_examples(refs, lambda p, f: diagnose(p, env=f, scanner=scanner), all_ids=ids)
+    return [p.message for p in problems if "nomatch-x.log" in p.where]
+
+
+WATCHDOG = "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE)\n"
+
+
+def test_nomatch_must_name_its_winner(cat):
+    found = _nomatch_problems(cat, WATCHDOG, "source: synthetic\n")
+    assert any("add `winner: <id>`" in m and "must rank first on this near-miss" in m for m in found)
+
+
+def test_nomatch_winner_must_rank_first(cat):
+    assert _nomatch_problems(cat, WATCHDOG, "source: synthetic\nwinner: demo-watchdog\n") == []
+    found = _nomatch_problems(cat, WATCHDOG, "source: synthetic\nwinner: demo-wrapper\n")
+    assert any("winner: demo-wrapper must rank first on this near-miss, but got demo-watchdog" in m
+               for m in found)
+    found = _nomatch_problems(cat, WATCHDOG, "source: synthetic\nwinner: no-such-ref\n")
+    assert any("'no-such-ref' is not a reference" in m for m in found)
+    found = _nomatch_problems(cat, WATCHDOG, "source: synthetic\nwinner: none\n")
+    assert any("winner: none, but demo-watchdog is diagnosed" in m for m in found)
+    assert _nomatch_problems(cat, "step 1 loss 0.5\n", "source: synthetic\nwinner: none\n") == []
+
+
+def test_unexplained_nomatch_is_asserted_and_warned(cat):
+    found = _nomatch_problems(cat, "Segmentation fault (core dumped)\n",
+                              "source: synthetic\nwinner: unexplained\n")
+    assert any("needs `unexplained: <class-id>`" in m for m in found)
+    found = _nomatch_problems(cat, "Segmentation fault (core dumped)\n",
+                              "source: synthetic\nwinner: unexplained\nunexplained: native-segfault\n")
+    assert len(found) == 1 and "not a near-miss yet" in found[0] and "'native-segfault'" in found[0]
+    found = _nomatch_problems(cat, WATCHDOG, "source: synthetic\nwinner: unexplained\n"
+                                             "unexplained: native-segfault\n")
+    assert any("winner: unexplained, but demo-watchdog is diagnosed" in m for m in found)
+
+
+def test_claimed_variant_must_be_the_diagnosed_one(cat):
+    ex = cat / "demo" / "demo-specific-index" / "examples"
+    ex.mkdir()
+    log = ("Using 'EMULATION' backend\nVLLM_BATCH_INVARIANT=1\n"
+           "RuntimeError: indices should be either on cpu or on the same device\n")
+    (ex / "match-invariant.log").write_text(log)
+    (ex / "match-invariant.yaml").write_text("source: synthetic\nvariant: batch-invariant\n")
+    (ex / "match-claims-other.log").write_text(log)
+    (ex / "match-claims-other.yaml").write_text("source: synthetic\nvariant: no-native\n")
+    (ex / "match-claims-ghost.log").write_text(log)
+    (ex / "match-claims-ghost.yaml").write_text("source: synthetic\nvariant: ghost\n")
+    scanner = build(catalogue_mod.load(cat))
+    refs = [r for r in scanner.catalogue.references if r.id == "demo-specific-index"]
+    problems = lint.check_examples(refs, lambda p, f: diagnose(p, env=f, scanner=scanner))
+    text = "\n".join(f"{p.where}: {p.message}" for p in problems)
+    assert "match-invariant.log" not in text
+    assert "match-claims-other.log: variant: no-native claimed, but the diagnosis names batch-invariant" in text
+    assert "match-claims-ghost.log: variant: 'ghost' is not a variant of demo-specific-index" in text
+
+
 def test_baseline_failure_is_reported(cat, tmp_path):
     base = tmp_path / "baseline"
     base.mkdir()

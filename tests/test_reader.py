@@ -1,13 +1,19 @@
 import bz2
 import gzip
 import lzma
+import subprocess
+import sys
+import zlib
 
 import pytest
 import zstandard
-from hypothesis import given, settings, strategies as st
+from conftest import DATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from faultlens.errors import InputError
-from faultlens.logs.reader import ReadStats, iter_chunks
+from faultlens.logs import reader
+from faultlens.logs.reader import ReadStats, ZstdFrames, iter_blocks, iter_chunks
 
 
 def read_all(path, **kw):
@@ -116,3 +122,131 @@ def test_chunks_are_line_aligned_and_lossless(lines, trailing, chunk):
         assert first == expected_line
         expected_line += c.count(b"\n")
     assert stats.lines == data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+# --- issue 13 ------------------------------------------------------------------------------------
+
+
+def test_issue13_item2_multi_member_gzip_is_linear(monkeypatch):
+    """gzip.compress(b'x\\n')*400000 took 88 s: every member's end copied the rest of the input.
+    Now what zlib is handed (and so can copy) is bounded by a constant times the input."""
+    handed = []
+    make = zlib.decompressobj
+
+    class Counting:
+        def __init__(self, **kw):
+            self._d = make(**kw)
+
+        def decompress(self, data, max_length=0):
+            handed.append(len(data))
+            return self._d.decompress(data, max_length)
+
+        def __getattr__(self, name):
+            return getattr(self._d, name)
+
+    monkeypatch.setattr(reader.zlib, "decompressobj", lambda **kw: Counting(**kw))
+    for members in (1000, 20000):
+        handed.clear()
+        data = gzip.compress(b"x\n") * members
+        stats = ReadStats(name="x")
+        out = b"".join(bytes(b[s:e]) for b, s, e, _n in iter_blocks(data, stats))
+        assert out == b"x\n" * members and stats.lines == members
+        assert sum(handed) <= 4 * len(data)
+
+
+def test_issue13_item2_multi_member_gzip_with_padding_and_large_members():
+    big = b"".join(b"line %d\n" % i for i in range(300000))
+    data = gzip.compress(big) + b"\0\0\0" + gzip.compress(b"tail\n")
+    chunks, stats = read_all(data)
+    assert b"".join(c for c, _ in chunks) == big + b"tail\n"
+
+
+# the probe's inputs: `printf '\x1f\x8b\x08garbage\n'` and the same idea for xz, bzip2, zstd and a
+# zstd frame header asking for a 2 GiB window (zstd --long=31)
+CORRUPT_HEADERS = {p.stem: p.read_bytes() for p in (DATA / "issue13" / "corrupt-headers").glob("*.bin")}
+
+
+def test_issue13_item9_every_probe_input_is_here():
+    assert sorted(CORRUPT_HEADERS) == ["bzip2", "gzip", "xz", "zstd", "zstd-long31"]
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPT_HEADERS))
+def test_issue13_item9_corrupt_compressed_headers_are_input_errors(tmp_path, kind):
+    path = tmp_path / "x.log"
+    path.write_bytes(CORRUPT_HEADERS[kind])
+    with pytest.raises(InputError):
+        read_all(path)
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPT_HEADERS))
+def test_issue13_item9_cli_prints_one_line_and_exits_3(tmp_path, kind):
+    path = tmp_path / "x.log"
+    path.write_bytes(CORRUPT_HEADERS[kind])
+    proc = subprocess.run([sys.executable, "-m", "faultlens", "diagnose", str(path)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[0].startswith(f"faultlens: error: {path}: ")
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.6, 0.99])
+def test_issue13_item9_truncated_zstd_is_reported(tmp_path, cut):
+    data = zstandard.ZstdCompressor(write_checksum=True).compress(
+        b"".join(b"line %d of the log\n" % i for i in range(50000)))
+    path = tmp_path / "x.log.zst"
+    path.write_bytes(data[: int(len(data) * cut)])
+    with pytest.raises(InputError, match="truncated"):
+        read_all(path)
+
+
+def test_issue13_item9_complete_zstd_streams_still_read():
+    one = zstandard.ZstdCompressor(write_checksum=True).compress(LOG + b"\n")
+    two = zstandard.ZstdCompressor(level=19).compress(b"more\n")
+    skippable = b"\x50\x2a\x4d\x18" + (5).to_bytes(4, "little") + b"12345"
+    chunks, _ = read_all(one + skippable + two)
+    assert b"".join(c for c, _ in chunks) == LOG + b"\nmore\n"
+
+
+def test_issue13_zstd_frames_follow_the_headers():
+    data = zstandard.ZstdCompressor().compress(b"abc\n" * 100000)
+    frames = ZstdFrames()
+    for i in range(0, len(data), 7):
+        frames.feed(data[i:i + 7])
+    frames.check_complete()
+    assert frames.frames == 1
+    cut = ZstdFrames()
+    cut.feed(data[:-1])
+    with pytest.raises(EOFError):
+        cut.check_complete()
+
+
+def test_issue13_item6_a_long_line_that_ends_inside_a_block_is_split():
+    """A 4 MiB line ending inside one 8 MiB block was handed over whole; the README promises
+    lines over 1 MiB are split."""
+    data = b"head\n" + b"a" * (4 << 20) + b"\nb\n" + b"c" * ((1 << 20) + 1) + b"\nend\n"
+    stats = ReadStats(name="x")
+    longest, numbers = 0, []
+    for buf, start, end, line_no in iter_blocks(data, stats):
+        piece = bytes(buf[start:end])
+        longest = max(longest, *(len(x) for x in piece.split(b"\n")))
+        numbers.append(line_no)
+    assert longest <= 1 << 20
+    assert stats.lines == 5 and stats.split_lines == 4  # three cuts in the 4 MiB line, one in the other
+    assert "split" in stats.warnings[-1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 3000), min_size=1, max_size=30))
+def test_issue13_item6_split_keeps_every_byte_and_line_number(lengths):
+    data = b"".join(b"x" * n + b"\n" for n in lengths)
+    out, first_numbers = [], []
+    stats = ReadStats(name="x")
+    for buf, start, end, line_no in iter_blocks(data, stats, chunk_size=1024, max_line=700):
+        out.append(bytes(buf[start:end]))
+        first_numbers.append(line_no)
+    assert b"".join(out) == data and stats.lines == len(lengths)
+    assert all(len(x) <= 700 for piece in out for x in piece.split(b"\n"))
+    line = 1
+    for piece, number in zip(out, first_numbers):
+        assert number == line
+        line += piece.count(b"\n")

@@ -3,6 +3,7 @@
 Most tests drive the app in-process (fastapi.testclient) on the demo catalogue; the agent tests
 run a real server."""
 
+import bz2
 import gzip
 import json
 import re
@@ -160,11 +161,12 @@ def test_diagnose_page_without_a_log(client):
 def test_evidence_context_merges_windows_and_marks_the_match():
     from types import SimpleNamespace
 
-    from faultlens.web.evidence import display_line, evidence_context, split_lines
+    from faultlens.web.evidence import LogLines, display_line, evidence_context, shown_lines
 
-    lines = split_lines(b"a\nb\nERR one\nc\nERR two\nd\ne\nf\ng\nh\nERR three\n")
     diagnosis = {"id": "x", "evidence": [{"file": "f", "line": n, "signal": "s"} for n in (3, 5, 11)]
                  + [{"file": "other.log", "line": 1, "signal": "s"}]}
+    lines = LogLines(b"a\nb\nERR one\nc\nERR two\nd\ne\nf\ng\nh\nERR three\n",
+                     shown_lines([diagnosis], "f"))
     refs = {"x": SimpleNamespace(signals={"s": SimpleNamespace(regex=r"ERR \w+")})}
     blocks = evidence_context(lines, "f", diagnosis, refs)
     assert [[ln.number for ln in b] for b in blocks] == [[1, 2, 3, 4, 5, 6, 7], [9, 10, 11]]
@@ -209,9 +211,12 @@ def test_api_diagnose_file_upload_and_gzip(client):
     resp = client.post("/api/v1/diagnose", content=gzip.compress(OOM.encode()),
                        headers={"content-type": "application/gzip"})
     assert resp.json()["input"]["files"][0]["compression"] == "gzip"
+    resp = client.post("/api/v1/diagnose", content=bz2.compress(OOM.encode()),
+                       headers={"content-type": "application/octet-stream"})
+    assert resp.json()["input"]["files"][0]["compression"] == "bzip2"
     assert_error(client.post("/api/v1/diagnose", content=b"BZh91AY&SY" + b"\0" * 20,
                              headers={"content-type": "application/octet-stream"}),
-                 415, "unsupported_compression")
+                 422, "unreadable_log")
     assert_error(client.post("/api/v1/diagnose", content=gzip.compress(OOM.encode())[:-12],
                              headers={"content-type": "application/gzip"}), 422, "unreadable_log")
     assert_error(text_post(client, "/api/v1/diagnose", "text\0\0\0binary\n"), 422, "unreadable_log")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .engine.compile import Scanner, load_scanner
@@ -9,6 +10,8 @@ from .engine.differential import LineOrder, diagnose as rank
 from .engine.scan import scan_file
 from .engine.score import evaluate
 from .engine.structure import observe
+from .engine import unexplained as unexplained_mod
+from .logs import paste
 from .model import InputFile, Report
 
 
@@ -37,9 +40,33 @@ def diagnose(source, *, env: dict | None = None, catalogue=None,
     done = 0
     for src, name in _inputs(source):
         step = None if progress is None else (lambda n, base=done: progress(base + n))
-        scans.append(scan_file(scanner, src, name, progress=step))
+        scans.append(_scan_one(scanner, src, name, step))
         done += scans[-1].stats.bytes
     return build_report(scanner, scans, env)
+
+
+def _scan_one(scanner: Scanner, src, name: str, progress):
+    """Scan one input; a paste-sized one is cleaned of paste artefacts first (logs/paste.py)."""
+    small = paste.read_small(src)
+    if small is None:
+        return scan_file(scanner, src, name, progress=progress)
+    if small[0] == "spooled":
+        try:
+            return scan_file(scanner, small[1], name, progress=progress)
+        finally:
+            os.unlink(small[1])
+    data, stats = small
+    norm = paste.normalise(data)
+    if not norm.changed:
+        fs = scan_file(scanner, data, name, progress=progress)
+    else:
+        fs = scan_file(scanner, norm.data, name, progress=progress)
+        fs.paste = norm
+        fs.stats.lines = norm.original_lines
+        fs.stats.bytes = len(data)
+    fs.stats.compression = stats.compression
+    fs.stats.warnings[:0] = stats.warnings
+    return fs
 
 
 def build_report(scanner: Scanner, scans: list, env: dict | None = None) -> Report:
@@ -50,6 +77,7 @@ def build_report(scanner: Scanner, scans: list, env: dict | None = None) -> Repo
     order = LineOrder(obs, [])
     cands = [evaluate(ref, obs, order) for ref in scanner.catalogue.references]
     diagnoses = rank(cands, obs)
+    unexplained = _unexplained(scanner, obs, cands, diagnoses)
     inputs = []
     for fs in scans:
         inputs.append(InputFile(path=fs.name, bytes=fs.stats.bytes, lines=fs.stats.lines,
@@ -61,4 +89,27 @@ def build_report(scanner: Scanner, scans: list, env: dict | None = None) -> Repo
                                                 "UTF-8 and were decoded with replacement characters",))
     return Report(inputs=tuple(inputs), diagnoses=tuple(diagnoses), facts=dict(obs.facts),
                   tracebacks=tuple(obs.tracebacks), catalogue_digest=scanner.catalogue.digest,
-                  reference_count=len(scanner.catalogue.references))
+                  reference_count=len(scanner.catalogue.references), unexplained=unexplained)
+
+
+def _unexplained(scanner: Scanner, obs, cands, diagnoses) -> tuple:
+    diagnosed = {d.id for d in diagnoses}
+    explained: set[tuple[str, int]] = set()
+    templates: set[str] = set()
+    partial: dict[tuple[str, int], list[str]] = {}
+    for c in cands:
+        for name, lines in c.present.items():
+            for ln in lines:
+                if c.ref.id in diagnosed:
+                    explained.add((ln.file, ln.number))
+                    templates.add(unexplained_mod._template(ln.text))
+                elif c.ref.signals[name].level == "error":
+                    partial.setdefault((ln.file, ln.number), []).append(c.ref.id)
+    if not obs.tracebacks and not obs.failure_lines:
+        return ()
+
+    def sim():  # built only when a line is named: it costs a pass over the catalogue
+        return unexplained_mod.similarity_for(scanner.catalogue.digest, scanner.catalogue.references)
+
+    confirmed = any(d.status == "confirmed" and d.severity == "failure" for d in diagnoses)
+    return unexplained_mod.find(obs, explained, templates, diagnosed, confirmed, sim, partial)

@@ -26,6 +26,7 @@ from .model import (
     Signal,
     Source,
     Variant,
+    Window,
 )
 
 SCHEMA_VERSION = 1
@@ -132,7 +133,16 @@ def _field_hint(field: str) -> str:
 
 
 def _frame_regex(path_regex: str) -> str:
-    return r'File "[^"]*' + path_regex + r'[^"]*", line \d+'
+    # never across a line end: a context pattern reports only its first match, and a match that
+    # spans lines is no match at all when its line is verified
+    return r'File "[^"\n]*' + path_regex + r'[^"\n]*", line \d+'
+
+
+def _window(raw: dict | None) -> Window | None:
+    if not raw:
+        return None
+    return Window(lines=raw.get("lines"), seconds=raw.get("seconds"),
+                  same_process=bool(raw.get("same_process", False)))
 
 
 def _check(raw: dict) -> Check:
@@ -156,15 +166,16 @@ def _fix(raw: dict) -> Fix:
 
 def build_reference(data: dict, folder: Path) -> Reference:
     """Turn validated YAML data into a `Reference`."""
+    fp = data["fingerprint"]
+    required = set(fp.get("all", ())) | set(fp.get("any", ()))
     signals = {}
     for name, raw in data["signals"].items():
-        if "frame" in raw:
-            signals[name] = Signal(name, _frame_regex(raw["frame"]), "frame",
-                                   raw.get("level", "context"), raw.get("explain", ""))
-        else:
-            signals[name] = Signal(name, raw["regex"], "line", raw.get("level", "context"),
-                                   raw.get("explain", ""))
-    fp = data["fingerprint"]
+        level = raw.get("level", "context")
+        # by default an error line the fingerprint requires identifies the class on its own
+        core = raw.get("core", level == "error" and name in required)
+        regex, kind = (_frame_regex(raw["frame"]), "frame") if "frame" in raw else (raw["regex"], "line")
+        signals[name] = Signal(name, regex, kind, level, raw.get("explain", ""), core=bool(core),
+                               window=_window(raw.get("window")))
     return Reference(
         id=data["id"], title=data["title"].strip(), category=data["category"],
         severity=data["severity"], summary=data["summary"].strip(),
@@ -172,7 +183,8 @@ def build_reference(data: dict, folder: Path) -> Reference:
         symptoms=tuple(data["symptoms"]), affects=tuple(data["affects"]),
         signals=signals,
         fingerprint=Fingerprint(**{k: tuple(fp.get(k, ())) for k in
-                                   ("all", "any", "support", "none", "order")}),
+                                   ("all", "any", "support", "none", "order")},
+                                window=_window(fp.get("window"))),
         checks=tuple(_check(c) for c in data["checks"]),
         fix=tuple(_fix(f) for f in data["fix"]),
         sources=tuple(Source(s["url"], s.get("note", "")) for s in data["sources"]),

@@ -93,17 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--baseline", metavar="DIR", help="healthy logs (default: ./baseline if present)")
     lint.add_argument("--json", action="store_true")
 
-    ev = sub.add_parser("eval", help="accuracy on a labelled corpus of logs",
-                        description="Diagnose every labelled log in CORPUS (NAME.log + NAME.yaml "
-                                    "with 'expect: <id>' or 'expect: none') and report top-1, "
-                                    "top-3, false alarms, confusions and a per-reference table.")
-    ev.add_argument("corpus", metavar="CORPUS")
-    ev.add_argument("--min-top1", type=float, default=0.0,
-                    help="exit 1 when top-1 accuracy is below this (e.g. 0.9)")
-    ev.add_argument("--max-false-alarms", type=int, default=None,
-                    help="exit 1 when more healthy logs than this get a failure diagnosis")
-    ev.add_argument("--json", action="store_true")
-
     from .commands import register_all
 
     register_all(sub)
@@ -300,31 +289,7 @@ def cmd_lint(args) -> int:
     return EXIT_PROBLEMS if errors else EXIT_OK
 
 
-def cmd_eval(args) -> int:
-    from . import evaluation
-    from .api import diagnose
-
-    scanner = _scanner(args)
-    summary = evaluation.run(Path(args.corpus), lambda files: diagnose(files, scanner=scanner),
-                             _progress_printer("eval"))
-    data = summary.as_dict()
-    failed = []
-    if data["top1"] < args.min_top1:
-        failed.append(f"top-1 {data['top1']:.3f} is below --min-top1 {args.min_top1}")
-    if args.max_false_alarms is not None and len(data["false_alarms"]) > args.max_false_alarms:
-        failed.append(f"{len(data['false_alarms'])} false alarms exceed --max-false-alarms "
-                      f"{args.max_false_alarms}")
-    if args.json:
-        _out(json.dumps({**data, "passed": not failed, "failed": failed}, indent=2))
-    else:
-        from .render.evaluation import render
-        _out(render(data))
-        for f in failed:
-            print(f"faultlens: eval: {f}", file=sys.stderr)
-    return EXIT_PROBLEMS if failed else EXIT_OK
-
-
-COMMANDS = {"diagnose": cmd_diagnose, "refs": cmd_refs, "lint": cmd_lint, "eval": cmd_eval}
+COMMANDS = {"diagnose": cmd_diagnose, "refs": cmd_refs, "lint": cmd_lint}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,9 +1,10 @@
 """`faultlens lint`: every check a reference must pass before it lands.
 
 Schema, semantic names, folder = id, category = parent folder, duplicate ids, regexes compile in
-Python and in Hyperscan and cannot match an empty line, sibling / downstream ids exist, every
-reference has match and nomatch examples with a source, match examples rank the reference first,
-nomatch examples do not, and the healthy logs in baseline/ raise no failure.
+Python, in Hyperscan and in the linear-time engine (RE2) and cannot match an empty line, sibling /
+downstream ids exist, every reference has match and nomatch examples with a source, match examples
+rank the reference first (with the variant their sidecar claims), nomatch examples rank their
+sidecar's `winner:` first, and the healthy logs in baseline/ raise no failure.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import catalogue as cat_mod
+from .engine import linear
 from .errors import CatalogueError, FaultlensError
 
 PLACEHOLDER = "FILL IN"
@@ -55,6 +57,18 @@ def _check_regexes(ref, where: str) -> list[Problem]:
             out.append(Problem("error", where, f"signals/{sig.name}: Hyperscan cannot compile it "
                                                 f"({exc}); remove lookarounds, backreferences and "
                                                 "atomic groups"))
+        why = linear.problem(sig.regex)
+        if why:
+            out.append(Problem("error", where, f"signals/{sig.name}: {why}"))
+    # every other catalogue regex that runs on input text must run in linear time too
+    others = [(f"probes/{p.id}", p.pattern) for p in ref.probes if p.pattern]
+    others += [(f"{kind}/{c.fact}", c.value) for kind, conds in
+               (("facts", ref.facts), ("preflight", ref.preflight), ("checks", ref.checks))
+               for c in conds if c.op == "matches" and c.value and not c.value.startswith("@")]
+    for name, expr in others:
+        why = linear.problem(expr)
+        if why:
+            out.append(Problem("error", where, f"{name}: {why}"))
     return out
 
 
@@ -140,9 +154,16 @@ def ranked_ids(report) -> list[str]:
     return [d.id for d in report.diagnoses]
 
 
-def check_examples(refs, diagnose: Callable, progress: Callable | None = None) -> list[Problem]:
-    """Run every example through the engine."""
+def check_examples(refs, diagnose: Callable, progress: Callable | None = None,
+                   all_ids=None) -> list[Problem]:
+    """Run every example through the engine.
+
+    A match example must rank its reference first (and the `variant:` its sidecar claims); a nomatch
+    example must rank the sidecar's `winner:` first. `all_ids` are the catalogue's ids when `refs`
+    is only part of it.
+    """
     problems = []
+    known = {r.id for r in refs} | set(all_ids or ())
     for i, ref in enumerate(refs):
         if progress:
             progress(i, len(refs), ref.id)
@@ -166,16 +187,81 @@ def check_examples(refs, diagnose: Callable, progress: Callable | None = None) -
                 problems.append(Problem("error", f"{where}/examples/{log.name}", f"cannot diagnose: {exc}"))
                 continue
             ids = ranked_ids(report)
-            if log in matches and (not ids or ids[0] != ref.id):
-                got = ids[0] if ids else "nothing"
-                problems.append(Problem("error", f"{where}/examples/{log.name}",
-                                        f"must rank {ref.id} first, but got {got}"
-                                        + (f" (then {', '.join(ids[1:3])})" if len(ids) > 1 else "")))
-            if log in nomatches and ids and ids[0] == ref.id:
-                problems.append(Problem("error", f"{where}/examples/{log.name}",
-                                        f"must not rank {ref.id} first; tighten the fingerprint or "
-                                        "add negative evidence (fingerprint.none)"))
+            at = f"{where}/examples/{log.name}"
+            if log in matches:
+                if not ids or ids[0] != ref.id:
+                    got = ids[0] if ids else "nothing"
+                    problems.append(Problem("error", at, f"must rank {ref.id} first, but got {got}"
+                                            + (f" (then {', '.join(ids[1:3])})" if len(ids) > 1 else "")))
+                else:
+                    problems += _check_variant(ref, meta, report.diagnoses[0], at)
+            else:
+                confirmed = [d.id for d in report.diagnoses if d.status == "confirmed"]
+                if confirmed and confirmed[0] == ref.id:
+                    problems.append(Problem("error", at, f"must not rank {ref.id} first; tighten the "
+                                                         "fingerprint or add negative evidence "
+                                                         "(fingerprint.none)"))
+                problems += _check_winner(ref, meta, report, known, at)
     return problems
+
+
+NO_FAILURE = "none"
+"""`winner: none`: the log shows no failure, so nothing may be diagnosed as one."""
+UNEXPLAINED = "unexplained"
+"""`winner: unexplained`: a real failure that no reference explains yet, so nothing may be confirmed
+(references whose core message it shows may be listed as possible); the sidecar's `unexplained:` names the proposed class. Not yet a near-miss (lint warns)."""
+
+
+def expected_winner(meta: dict) -> str | None:
+    """The `winner:` of a nomatch sidecar: a reference id, 'none', 'unexplained', or None if missing."""
+    value = meta.get("winner")
+    return str(value).strip() if value not in (None, "") else None
+
+
+def _check_winner(ref, meta: dict, report, known: set[str], at: str) -> list[Problem]:
+    winner = expected_winner(meta)
+    if winner is None:
+        return [Problem("error", at, f"add `winner: <id>` to {sidecar(Path(at)).name} naming the "
+                                     "reference that must rank first on this near-miss (or "
+                                     "`winner: none` when the log shows no failure)")]
+    if winner == ref.id:
+        return [Problem("error", at, f"winner: names {ref.id} itself; a nomatch example's winner is the "
+                                     "sibling that explains it")]
+    if winner not in (NO_FAILURE, UNEXPLAINED) and winner not in known:
+        return [Problem("error", at, f"winner: '{winner}' is not a reference in the catalogue; fix the id")]
+    ids = ranked_ids(report)
+    if winner in (NO_FAILURE, UNEXPLAINED):
+        # a failure no reference covers may still list references as possible, never confirmed
+        wrong = report.failures if winner == NO_FAILURE else report.confirmed
+        if wrong:
+            return [Problem("error", at, f"winner: {winner}, but {wrong[0].id} is diagnosed as a "
+                                         "failure; name it as the winner or fix its fingerprint")]
+        if winner == UNEXPLAINED:
+            if not meta.get("unexplained"):
+                return [Problem("error", at, "winner: unexplained needs `unexplained: <class-id>`, the "
+                                             "proposed reference that would explain this failure")]
+            return [Problem("warning", at, f"not a near-miss yet: no reference explains "
+                                           f"'{meta['unexplained']}'; replace it with a log that has "
+                                           f"{ref.id}'s core message and a winner that ranks first")]
+        return []
+    if not ids or ids[0] != winner:
+        got = ids[0] if ids else "nothing"
+        return [Problem("error", at, f"winner: {winner} must rank first on this near-miss, but got {got}")]
+    return []
+
+
+def _check_variant(ref, meta: dict, diagnosis, at: str) -> list[Problem]:
+    claimed = meta.get("variant")
+    if claimed in (None, ""):
+        return []
+    if claimed not in {v.id for v in ref.variants}:
+        return [Problem("error", at, f"variant: '{claimed}' is not a variant of {ref.id}; use one of "
+                                     f"{', '.join(v.id for v in ref.variants) or '(none defined)'}")]
+    if diagnosis.variant != claimed:
+        return [Problem("error", at, f"variant: {claimed} claimed, but the diagnosis names "
+                                     f"{diagnosis.variant or 'no variant'}; fix the variant's signals "
+                                     "or the claim")]
+    return []
 
 
 def check_baseline(folder: Path, diagnose: Callable) -> list[Problem]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .api import build_report
 from .engine.compile import Scanner
 from .engine.scan import BlockScanner, FileScan
-from .logs.reader import MAX_LINE, ReadStats
+from .logs.reader import MAX_LINE, ReadStats, first_overlong
 from .model import Diagnosis, Report
 
 ALERT_SEVERITIES = ("failure", "warning")
@@ -66,10 +66,16 @@ class LiveSession:
         st = self._stream(name)
         st.scanner.result.stats.bytes += len(data)
         st.pending += data
-        cut = st.pending.rfind(b"\n") + 1
-        if cut == 0 and len(st.pending) >= MAX_LINE:
-            cut = MAX_LINE
-        if cut:
+        while True:
+            cut = st.pending.rfind(b"\n") + 1
+            if cut == 0 and len(st.pending) >= MAX_LINE:
+                cut = MAX_LINE
+            if not cut:
+                return
+            long_at = first_overlong(st.pending, 0, cut, MAX_LINE)
+            if long_at >= 0:  # a line over MAX_LINE inside the data is split too
+                cut = long_at
+                st.scanner.result.stats.split_lines += 1
             if st.scanner.feed(st.pending, 0, cut, st.line_no):
                 self.dirty = True
             st.line_no += st.pending.count(b"\n", 0, cut)

@@ -13,6 +13,18 @@ CHECK_STATUSES = ("pass", "fail", "unknown", "manual")
 
 
 @dataclass(frozen=True)
+class Window:
+    """How close a context line must be to the reference's error line to count as its context."""
+
+    lines: int | None = None
+    """At most this many lines before or after the error line, in the same file."""
+    seconds: float | None = None
+    """At most this many seconds apart, when both lines carry a timestamp."""
+    same_process: bool = False
+    """Printed by the same process or rank (when both lines name one)."""
+
+
+@dataclass(frozen=True)
 class Signal:
     """A named pattern of a reference, matched against single log lines."""
 
@@ -26,6 +38,11 @@ class Signal:
     """`error` (a line that reports the failure), `warning`, `info` or `context`."""
     explain: str = ""
     """What the line means, shown beside the evidence."""
+    core: bool = False
+    """The line identifies the failure class on its own: with it present and the fingerprint's
+    other required context absent, the reference is still a `possible` candidate."""
+    window: Window | None = None
+    """Counts only near the reference's error line (overrides the fingerprint's window)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +114,8 @@ class Fingerprint:
     support: tuple[str, ...] = ()
     none: tuple[str, ...] = ()
     order: tuple[str, ...] = ()
+    window: Window | None = None
+    """Default window for the context signals (every signal that is not error-level)."""
 
 
 @dataclass(frozen=True)
@@ -243,6 +262,34 @@ class Diagnosis:
     first: Evidence | None = None
     """The earliest error line of this diagnosis: where the failure started."""
     score: float = 0.0
+    status: str = "confirmed"
+    """`confirmed` (the fingerprint matched) or `possible` (only the core message is present:
+    the open checks say what would decide it)."""
+
+
+@dataclass(frozen=True)
+class Nearest:
+    id: str
+    score: float
+    """Similarity of the line to the reference's own messages, 0..1."""
+
+
+@dataclass(frozen=True)
+class Unexplained:
+    """A failure line that no reference explains: the failure is still named."""
+
+    file: str
+    line: int
+    text: str
+    kind: str
+    """The exception type (`KeyError`) or the error class (`CUDA error`, `NCCL WARN`, `killed`...)."""
+    component: str = ""
+    """The package whose frame raised it (from the traceback), or the process that printed it."""
+    user_frame: str = ""
+    """The last traceback frame outside installed packages: `path:line in function`."""
+    nearest: tuple[Nearest, ...] = ()
+    """References whose text is closest: similar, not matched."""
+    process: str = ""
 
 
 @dataclass(frozen=True)
@@ -262,6 +309,8 @@ class Report:
     tracebacks: tuple[Traceback, ...]
     catalogue_digest: str
     reference_count: int
+    unexplained: tuple[Unexplained, ...] = ()
+    """Failure lines no diagnosis explains (the failing line named when nothing matched)."""
 
     @property
     def failures(self) -> tuple[Diagnosis, ...]:
@@ -270,3 +319,7 @@ class Report:
     @property
     def top(self) -> Diagnosis | None:
         return self.failures[0] if self.failures else None
+
+    @property
+    def confirmed(self) -> tuple[Diagnosis, ...]:
+        return tuple(d for d in self.failures if d.status == "confirmed")

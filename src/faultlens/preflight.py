@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 
+from .engine import linear
 from .facts.extract import compare
 from .model import Probe, Reference
 
@@ -85,7 +85,7 @@ def run_probe(probe: Probe, files: list[str] | None = None) -> ProbeResult:
             value = os.environ.get(probe.name or "")
             if value is None:
                 return ProbeResult(probe, "clear", f"{probe.name} is not set")
-            hit = re.search(probe.pattern or ".", value) is not None
+            hit = linear.search(probe.pattern or ".", value) is not None
             return ProbeResult(probe, "hit" if hit else "clear", f"{probe.name}={value}")
         if probe.kind == "command":
             exe = shutil.which(probe.run[0])
@@ -94,7 +94,7 @@ def run_probe(probe: Probe, files: list[str] | None = None) -> ProbeResult:
             res = subprocess.run([exe, *probe.run[1:]], capture_output=True, text=True,
                                  timeout=PROBE_TIMEOUT)
             out = (res.stdout or "") + (res.stderr or "")
-            m = re.search(probe.pattern or ".", out, re.M)
+            m = linear.search("(?m)" + (probe.pattern or "."), out)
             return ProbeResult(probe, "hit" if m else "clear",
                                m.group(0)[:200] if m else f"exit {res.returncode}, no match")
         if probe.kind == "file_header":
@@ -105,12 +105,12 @@ def run_probe(probe: Probe, files: list[str] | None = None) -> ProbeResult:
             for path in paths:
                 with open(path, "rb") as fh:
                     head = fh.read(probe.bytes)
-                if re.search((probe.pattern or ".").encode(), head):
+                if linear.search(probe.pattern or ".", head):
                     hits.append(path)
             if hits:
                 return ProbeResult(probe, "hit", ", ".join(hits[:5]) + (" …" if len(hits) > 5 else ""))
             return ProbeResult(probe, "clear", f"{len(paths)} file(s) look fine")
-    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:  # LinearError is a ValueError
         return ProbeResult(probe, "error", str(exc))
     return ProbeResult(probe, "error", f"unknown probe kind {probe.kind}")
 

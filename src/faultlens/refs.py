@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .engine import linear
 from .errors import UsageError
 from .lint import PLACEHOLDER
 from .model import Reference
@@ -29,11 +30,11 @@ def search(refs: tuple[Reference, ...], query: str, limit: int = 20) -> list[tup
                 score += 2 * weight
             score += sum(weight for w in words if w in text) / max(1, len(words))
         for sig in ref.signals.values():  # a pasted error line should find its reference
-            try:
-                if len(phrase) > 12 and re.search(sig.regex, query):
+            try:  # linear time: the query is anyone's text, the regex the catalogue's
+                if len(phrase) > 12 and linear.search(sig.regex, query):
                     score += 6.0
                     break
-            except re.error:
+            except linear.LinearError:
                 continue
         if score > 0:
             scored.append((round(score, 2), ref))
@@ -105,5 +106,7 @@ def scaffold(root: Path, ref_id: str, category: str) -> Path:
         f"note: {PLACEHOLDER} - what the excerpt shows\n")
     (folder / "examples" / "nomatch-REPLACE.yaml").write_text(
         f"source: {PLACEHOLDER} - URL of a near-miss log (same message, other cause)\n"
-        f"note: {PLACEHOLDER} - which reference it belongs to instead\n")
+        f"note: {PLACEHOLDER} - which reference it belongs to instead, and why\n"
+        f"winner: {PLACEHOLDER} - id of the reference that must rank first on this near-miss "
+        "(none = the log shows no failure)\n")
     return folder

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-MODULES = ("environment", "watch", "run", "serve", "site", "scan")
+MODULES = ("evaluate", "environment", "watch", "run", "serve", "site", "scan")
 
 
 def register_all(sub) -> None:

@@ -23,6 +23,11 @@ from pathlib import Path
 from ..errors import UsageError
 from .watch import AlertPrinter, add_alert_options, add_post_options, post_report
 
+QUEUE_CHUNKS = 64
+"""Reads (of up to 64 KiB) waiting between the pipe readers and the scanner: when the scanner
+falls behind, the readers wait, the pipe fills and the child blocks on its next write
+(back-pressure; memory stays bounded and no line is dropped from the saved log)."""
+
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
              signal.SIGUSR2)
 
@@ -131,7 +136,7 @@ def cmd_run(args) -> int:
     except PermissionError:
         raise UsageError(f"{cmd[0]}: permission denied") from None
     handlers = {s: signal.signal(s, lambda sig, _f: _forward(proc, sig)) for s in FORWARDED}
-    events: queue.Queue = queue.Queue()
+    events: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
     threads = [threading.Thread(target=_pump, args=(fd, sink, tag, events), daemon=True)
                for fd, sink, tag in pipes]
     for t in threads:

@@ -15,6 +15,9 @@ from ..errors import UsageError
 WEB_EXTRA_TIP = "install the web extra: pip install 'faultlens[web]'"
 
 
+SWITCH_INTERVAL_S = 0.001
+
+
 def register(sub) -> None:
     s = sub.add_parser("serve", help="web UI and HTTP API: browse, search, diagnose, incidents",
                        description="Serve the catalogue, a diagnose page (paste or upload a log) "
@@ -64,5 +67,8 @@ def cmd_serve(args) -> int:
     print(f"faultlens: {len(ctx.catalogue.references)} references on http://{shown}:{args.port}/ "
           f"(API docs at /docs); incidents in {ctx.store.engine.url.render_as_string()}",
           file=sys.stderr)
+    # diagnoses run in worker threads; a shorter GIL switch interval (default 5 ms) lets the
+    # event loop answer light requests between their Python steps (bench/soak.py)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

@@ -6,6 +6,7 @@ import json
 import os
 import queue
 import signal
+import stat
 import sys
 import threading
 import time
@@ -141,7 +142,12 @@ def _post(url: str, body: dict) -> None:
 
 
 class FileFollower:
-    """Follows one path like `tail -F`: reads what is new, reopens on rotation, rewinds on truncation."""
+    """Follows one path like `tail -F`: reads what is new, reopens on rotation, rewinds on
+    truncation - also when the file was truncated and grew past the old offset between two
+    polls (the bytes before the offset are no longer those that were read). A FIFO is read
+    without blocking, whether or not a writer has it open."""
+
+    CHECK_BYTES = 256
 
     def __init__(self, path: str, from_end: bool):
         self.path = path
@@ -149,30 +155,56 @@ class FileFollower:
         self.fd = None
         self.inode = None
         self.pos = 0
+        self.fifo = False
+        self._head = b""  # the file's first bytes, as read
+        self._tail = b""  # the bytes just before `pos`, as read
         self._open(from_end)
 
     def _open(self, at_end: bool) -> bool:
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot open: {exc.strerror}") from None
+        self.fifo = stat.S_ISFIFO(st.st_mode)
+        if not self.fifo and not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{self.path}: not a regular file or FIFO")
+        try:  # O_NONBLOCK: opening a FIFO with no writer would wait for one
+            fd = os.open(self.path, os.O_RDONLY | (os.O_NONBLOCK if self.fifo else 0))
         except FileNotFoundError:
             return False
         except OSError as exc:
             raise InputError(f"{self.path}: cannot open: {exc.strerror}") from None
         st = os.fstat(fd)
-        if not os.path.isfile(self.path):
-            os.close(fd)
-            raise InputError(f"{self.path}: not a regular file")
         self.fd, self.inode = fd, st.st_ino
-        self.pos = st.st_size if at_end else 0
-        os.lseek(fd, self.pos, os.SEEK_SET)
+        self.pos = st.st_size if at_end and not self.fifo else 0
+        self._head = self._tail = b""
+        if self.pos:
+            self._head = os.pread(fd, self.CHECK_BYTES, 0)
+            self._tail = os.pread(fd, self.CHECK_BYTES, self.pos - min(self.pos, self.CHECK_BYTES))
+            os.lseek(fd, self.pos, os.SEEK_SET)
         return True
 
     def read(self) -> tuple[bytes, str | None]:
         """(new bytes, event) where event is None, 'rotated' or 'truncated'."""
         if self.fd is None:
             return b"", ("rotated" if self._open(False) else None)
+        if self.fifo:
+            try:
+                return os.read(self.fd, READ_SIZE), None  # b"": no writer (yet, or any more)
+            except BlockingIOError:
+                return b"", None
+        if self.pos and self._rewritten():
+            self.pos = 0
+            self._head = self._tail = b""
+            os.lseek(self.fd, 0, os.SEEK_SET)
+            return b"", "truncated"
         data = os.read(self.fd, READ_SIZE)
         if data:
+            if len(self._head) < self.CHECK_BYTES:
+                self._head += data[: self.CHECK_BYTES - len(self._head)]
+            self._tail = (self._tail + data)[-self.CHECK_BYTES:]
             self.pos += len(data)
             return data, None
         try:
@@ -183,11 +215,15 @@ class FileFollower:
             os.close(self.fd)
             self.fd = None
             return b"", ("rotated" if self._open(False) else None)
-        if st.st_size < self.pos:
-            self.pos = 0
-            os.lseek(self.fd, 0, os.SEEK_SET)
-            return b"", "truncated"
         return b"", None
+
+    def _rewritten(self) -> bool:
+        """Whether the file no longer holds what was read from it: shorter than the offset, or
+        other bytes at its start or just before the offset."""
+        if os.fstat(self.fd).st_size < self.pos:
+            return True
+        return (os.pread(self.fd, len(self._head), 0) != self._head
+                or os.pread(self.fd, len(self._tail), self.pos - len(self._tail)) != self._tail)
 
     def close(self) -> None:
         if self.fd is not None:

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from .. import catalogue as catalogue_mod
 from ..errors import CatalogueError
+from . import linear
+from .failures import PATTERNS as FAILURE_PATTERNS
 
-ENGINE_VERSION = 7
+ENGINE_VERSION = 9
 FACTS_DIR = Path(__file__).resolve().parent.parent / "facts"
 
 STRUCTURE = {
@@ -48,7 +50,11 @@ class Scanner:
     facts: list[FactPattern]
     gpus: dict[str, str]
     db_bytes: bytes = b""
+    single_db_bytes: bytes = b""
+    """The same patterns, every one with single-match flags: big blocks are scanned with it in
+    small parts first, and only the parts that hold needed hits again with `database`."""
     _db: object = field(default=None, repr=False, compare=False)
+    _single_db: object = field(default=None, repr=False, compare=False)
     _re: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -63,15 +69,25 @@ class Scanner:
                 pass
         return self._db
 
-    def regex(self, pattern_id: int) -> re.Pattern:
+    @property
+    def single_database(self):
+        if self._single_db is None:
+            import hyperscan
+
+            self._single_db = hyperscan.loadb(self.single_db_bytes, hyperscan.HS_MODE_BLOCK)
+        return self._single_db
+
+    def regex(self, pattern_id: int):
+        """The linear-time (RE2) pattern that verifies a hit line and yields its groups."""
         compiled = self._re.get(pattern_id)
         if compiled is None:
-            compiled = self._re[pattern_id] = re.compile(self.expressions[pattern_id])
+            compiled = self._re[pattern_id] = linear.compiled(self.expressions[pattern_id])
         return compiled
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_db"] = None
+        state["_single_db"] = None
         state["_re"] = {}
         return state
 
@@ -136,11 +152,20 @@ def build(cat: catalogue_mod.Catalogue) -> Scanner:
         add(fp.regex, ("fact", str(i), fp.fact))
     for name, expr in STRUCTURE.items():
         add(expr, ("structure", "", name))
+    for name, (expr, _kind, _priority) in FAILURE_PATTERNS.items():
+        add(expr, ("structure", "", name))
     for expr in expressions:
         try:
             re.compile(expr)
         except re.error as exc:
             raise CatalogueError(f"Python cannot compile the pattern {expr!r}: {exc}") from None
+        why = linear.problem(expr)
+        if why:
+            raise CatalogueError(f"the pattern {expr!r} cannot be matched in linear time: {why}")
+    for fp in facts:
+        why = fp.unless and linear.problem(fp.unless)
+        if why:
+            raise CatalogueError(f"the fact pattern's unless {fp.unless!r}: {why}")
     import hyperscan
 
     levels = {(ref.id, sig.name): sig.level for ref in cat.references for sig in ref.signals.values()}
@@ -149,8 +174,9 @@ def build(cat: catalogue_mod.Catalogue) -> Scanner:
     every_hit = [any(kind == "structure" or (kind == "signal" and levels[(o, n)] == "error")
                      or (kind == "fact" and o in many) for kind, o, n in own) for own in owners]
     db_bytes = hyperscan.dumpb(hs_compile(expressions, every_hit))
+    single_db_bytes = hyperscan.dumpb(hs_compile(expressions, [False] * len(expressions)))
     return Scanner(catalogue=cat, expressions=expressions, owners=owners, every_hit=every_hit,
-                   facts=facts, gpus=gpus, db_bytes=db_bytes)
+                   facts=facts, gpus=gpus, db_bytes=db_bytes, single_db_bytes=single_db_bytes)
 
 
 def cache_dir() -> Path:
@@ -165,6 +191,10 @@ def _cache_key(root: Path) -> str:
     h.update(f"engine{ENGINE_VERSION}".encode())
     for name in ("patterns.yaml", "gpus.yaml"):
         h.update((FACTS_DIR / name).read_bytes())
+    # the pickled catalogue holds model objects built by the loader: a change to either stales it
+    pkg = Path(__file__).resolve().parent.parent
+    for name in ("model.py", "catalogue.py", "engine/failures.py"):
+        h.update((pkg / name).read_bytes())
     return h.hexdigest()[:24]
 
 

@@ -16,6 +16,8 @@ from .score import Candidate, signal_desc
 from .structure import Observations
 
 MIN_SCORE = 0.2
+MAX_POSSIBLE = 5
+POSSIBLE_CEILING = 0.4
 SPECIFICITY_PENALTY = 0.2
 EARLIEST_BONUS = 0.1
 MAX_EVIDENCE = 12
@@ -104,12 +106,17 @@ def _warning_only(c: Candidate) -> bool:
 
 
 def _sort_key(c: Candidate):
-    # a failure known only from a warning ranks below one that raised
-    return (SEVERITY_ORDER[c.ref.severity], 1 if c.consequence_of else 0, _warning_only(c),
-            -c.score, c.ref.id)
+    # a possible candidate ranks below every confirmed one of its severity; a failure known only
+    # from a warning ranks below one that raised
+    return (SEVERITY_ORDER[c.ref.severity], c.possible, 1 if c.consequence_of else 0,
+            _warning_only(c), -c.score, c.ref.id)
 
 
 def _confidence(c: Candidate, ranked: list[Candidate]) -> float:
+    if c.possible:
+        confirmed = [_confidence(o, ranked) for o in ranked if not o.possible]
+        ceiling = min([POSSIBLE_CEILING] + [x - 0.01 for x in confirmed])
+        return round(max(0.05, min(ceiling, c.score * 0.6 * (0.7 if c.consequence_of else 1))), 2)
     conf = max(0.05, min(0.97, c.score))
     if c.consequence_of:
         conf *= 0.7
@@ -121,6 +128,10 @@ def _confidence(c: Candidate, ranked: list[Candidate]) -> float:
 
 
 def _missing_reason(c: Candidate) -> str:
+    if c.out_of_window and (c.missing_all or c.missing_any):
+        return "not matched: " + "; ".join(
+            signal_desc(c.ref, n) for n in c.out_of_window[:2]) + \
+            " is in the log, but too far from the error line to be its context"
     if c.missing_all:
         return "not matched: the log lacks " + "; ".join(
             signal_desc(c.ref, n) for n in c.missing_all[:2])
@@ -169,9 +180,25 @@ def _evidence(c: Candidate, order: LineOrder) -> list[Evidence]:
     return ordered[:MAX_EVIDENCE]
 
 
+def _open_checks(c: Candidate) -> list[CheckResult]:
+    """For a possible candidate: what the log lacks, as checks that would confirm it."""
+    out = []
+    groups = [[n] for n in c.missing_all] + ([c.missing_any] if c.missing_any else [])
+    for names in groups:
+        wanted = [c.ref.signals[n].explain.rstrip(".") or "its confirming context" for n in names]
+        far = [n for n in names if n in c.out_of_window]
+        text = ("Confirm it: look for a line showing that " if len(wanted) == 1 else
+                "Confirm it: look for a line showing one of: ") + "; or ".join(
+            w[0].lower() + w[1:] for w in dict.fromkeys(wanted))
+        detail = ("seen in the log, but too far from the error line" if far else
+                  "not in this log excerpt: check the full log")
+        out.append(CheckResult("confirm-" + names[0].replace("_", "-"), text + ".", "unknown", detail))
+    return out
+
+
 def _checks(c: Candidate, facts: dict[str, str]) -> list[CheckResult]:
     checks = list(c.ref.checks) + (list(c.variant.checks) if c.variant else [])
-    out = []
+    out = _open_checks(c) if c.possible else []
     for chk in checks:
         if chk.signal:
             lines = c.present.get(chk.signal)
@@ -192,7 +219,11 @@ def diagnose(cands: list[Candidate], obs: Observations) -> list[Diagnosis]:
     order = LineOrder(obs, [ln for c in matched for ln in c.error_lines])
     _apply_specificity(matched)
     _apply_causality(matched, order)
-    ranked = sorted(matched, key=_sort_key)
+    possible = sorted((c for c in cands if c.possible and c.ref.severity != "info"),
+                      key=lambda c: (-c.score, -c.specificity[1], c.ref.id))[:MAX_POSSIBLE]
+    for c in possible:
+        c.notes.append("possible only: its own message is in the log, its confirming context is not")
+    ranked = sorted(matched + possible, key=_sort_key)
     pos = {c.ref.id: i for i, c in enumerate(ranked)}
     by_id = {c.ref.id: c for c in cands}
     out = []
@@ -212,5 +243,6 @@ def diagnose(cands: list[Candidate], obs: Observations) -> list[Diagnosis]:
             first=Evidence(first.file, first.number, redact(first.text), "", first.prefix.key)
             if first else None,
             score=round(c.score, 3),
+            status="possible" if c.possible else "confirmed",
         ))
     return out

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..facts.extract import compare
-from ..model import FactCondition, Line, Reference, Variant
+from ..model import FactCondition, Line, Reference, Variant, Window
 from .structure import Observations
 
 BASE = 0.45
@@ -18,6 +18,8 @@ ORDER_BONUS = 0.05
 ORDER_PENALTY = 0.15
 FACT_FOR = 0.08
 FACT_AGAINST = 0.12
+POSSIBLE_BASE = 0.3
+POSSIBLE_SUPPORT_STEP = 0.04
 
 
 @dataclass
@@ -25,6 +27,10 @@ class Candidate:
     ref: Reference
     present: dict[str, list[Line]]
     matched: bool
+    possible: bool = False
+    """Not matched, but a core line is present and nothing contradicts the reference."""
+    out_of_window: list[str] = field(default_factory=list)
+    """Signals seen in the log, but too far from the error line to count as its context."""
     missing_all: list[str] = field(default_factory=list)
     missing_any: list[str] = field(default_factory=list)
     negatives: list[str] = field(default_factory=list)
@@ -49,6 +55,9 @@ class Candidate:
         """Lines of the error-level signals that make the match (else of all matched signals)."""
         fp = self.ref.fingerprint
         names = [n for n in fp.all + fp.any if self.present.get(n)]
+        if self.possible:
+            names += [n for n, s in self.ref.signals.items()
+                      if s.core and n not in names and self.present.get(n)]
         errs = [ln for n in names if self.ref.signals[n].level == "error" for ln in self.present[n]]
         if not errs:
             errs = [ln for n in names for ln in self.present[n]]
@@ -86,30 +95,42 @@ def _order_ok(present: dict[str, list[Line]], order: tuple[str, ...], rank) -> b
     return all(a <= b for a, b in zip(firsts, firsts[1:]))
 
 
-def evaluate(ref: Reference, obs: Observations, rank) -> Candidate:
-    """Match `ref`'s fingerprint against the observations. `rank(line)` orders lines in the job."""
-    present = {name: obs.lines_of(ref.id, name) for name in ref.signals}
-    present = {k: v for k, v in present.items() if v}
+def _within(ctx: Line, anchor: Line, window: Window) -> bool:
+    if window.same_process and ctx.prefix.key and anchor.prefix.key \
+            and ctx.prefix.key != anchor.prefix.key:
+        return False
+    if window.seconds is not None and ctx.prefix.timestamp is not None \
+            and anchor.prefix.timestamp is not None:
+        return abs(ctx.prefix.timestamp - anchor.prefix.timestamp) <= window.seconds
+    if window.lines is not None:
+        return ctx.file == anchor.file and abs(ctx.number - anchor.number) <= window.lines
+    return True
+
+
+def _apply_windows(ref: Reference, present: dict[str, list[Line]]) -> list[str]:
+    """Drop context lines that are too far from every error line; return the signals dropped."""
     fp = ref.fingerprint
-    missing_all = [n for n in fp.all if not present.get(n)]
-    any_hit = [n for n in fp.any if present.get(n)]
-    missing_any = [] if any_hit or not fp.any else list(fp.any)
-    cand = Candidate(ref=ref, present=present, matched=not missing_all and not missing_any,
-                     missing_all=missing_all, missing_any=missing_any)
-    cand.negatives = [n for n in fp.none if present.get(n)]
-    cand.order_ok = _order_ok(present, fp.order, rank)
-    cand.facts = [(cond, compare(obs.facts.get(cond.fact), cond.op, cond.value, obs.facts))
-                  for cond in ref.facts]
-    if not cand.matched:
-        return cand
-    score = BASE
-    support = [n for n in fp.support if present.get(n)]
-    score += min(SUPPORT_MAX, SUPPORT_STEP * len(support))
-    score -= NEGATIVE * len(cand.negatives)
-    if cand.order_ok is True:
-        score += ORDER_BONUS
-    elif cand.order_ok is False:
-        score -= ORDER_PENALTY
+    anchors = [ln for n in fp.all + fp.any if present.get(n) and ref.signals[n].level == "error"
+               for ln in present[n]]
+    if not anchors:
+        return []
+    dropped = []
+    for name, lines in list(present.items()):
+        sig = ref.signals[name]
+        window = sig.window or (fp.window if sig.level != "error" else None)
+        if window is None:
+            continue
+        kept = [ln for ln in lines if any(_within(ln, a, window) for a in anchors)]
+        if kept:
+            present[name] = kept
+        else:
+            del present[name]
+            dropped.append(name)
+    return dropped
+
+
+def _fact_score(cand: Candidate) -> float:
+    score = 0.0
     for cond, holds in cand.facts:
         if holds is None:
             continue
@@ -117,6 +138,40 @@ def evaluate(ref: Reference, obs: Observations, rank) -> Candidate:
             score += FACT_FOR * cond.weight if holds else -FACT_AGAINST * cond.weight
         elif holds:
             score -= FACT_AGAINST * abs(cond.weight)
+    return score
+
+
+def evaluate(ref: Reference, obs: Observations, rank) -> Candidate:
+    """Match `ref`'s fingerprint against the observations. `rank(line)` orders lines in the job."""
+    present = {name: obs.lines_of(ref.id, name) for name in ref.signals}
+    present = {k: list(v) for k, v in present.items() if v}
+    out_of_window = _apply_windows(ref, present) if present else []
+    fp = ref.fingerprint
+    missing_all = [n for n in fp.all if not present.get(n)]
+    any_hit = [n for n in fp.any if present.get(n)]
+    missing_any = [] if any_hit or not fp.any else list(fp.any)
+    cand = Candidate(ref=ref, present=present, matched=not missing_all and not missing_any,
+                     missing_all=missing_all, missing_any=missing_any,
+                     out_of_window=out_of_window)
+    cand.negatives = [n for n in fp.none if present.get(n)]
+    cand.order_ok = _order_ok(present, fp.order, rank)
+    cand.facts = [(cond, compare(obs.facts.get(cond.fact), cond.op, cond.value, obs.facts))
+                  for cond in ref.facts]
+    support = [n for n in fp.support if present.get(n)]
+    if not cand.matched:
+        core = [n for n, sig in ref.signals.items() if sig.core and present.get(n)]
+        if core and not cand.negatives and cand.order_ok is not False:
+            cand.possible = True
+            cand.score = POSSIBLE_BASE + POSSIBLE_SUPPORT_STEP * len(support) + _fact_score(cand)
+        return cand
+    score = BASE
+    score += min(SUPPORT_MAX, SUPPORT_STEP * len(support))
+    score -= NEGATIVE * len(cand.negatives)
+    if cand.order_ok is True:
+        score += ORDER_BONUS
+    elif cand.order_ok is False:
+        score -= ORDER_PENALTY
+    score += _fact_score(cand)
     cand.score = score
     cand.variant = next((v for v in ref.variants
                          if all(present.get(n) for n in v.all)

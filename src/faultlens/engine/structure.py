@@ -23,6 +23,8 @@ class Observations:
     tracebacks: list[Traceback] = field(default_factory=list)
     file_order: dict[str, int] = field(default_factory=dict)
     invalid_utf8: int = 0
+    failure_lines: list[tuple[Line, str]] = field(default_factory=list)
+    """(line, structural failure pattern name): lines that say the run failed, in scan order."""
 
     def lines_of(self, ref_id: str, name: str) -> list[Line]:
         return self.signals.get((ref_id, name), [])
@@ -41,6 +43,26 @@ def to_line(file: str, number: int, raw_text: str) -> Line:
     return Line(file=file, number=number, text=message, prefix=pre)
 
 
+def _paste_lines(lines: list[int], norm) -> list[int]:
+    """Hit lines of one pattern; a hit on a line rebuilt from a paste (joined wrapped lines, an
+    exception out of its repr) counts only if the pattern hit none of the lines it came from.
+    Shorter joins are considered first, so a message is reported at the line where it starts."""
+    if norm is None:
+        return lines
+    limit = norm.original_lines
+    own = {n for n in lines if n <= limit}
+    out = [n for n in lines if n <= limit]
+    rebuilt = sorted((n for n in lines if n > limit),
+                     key=lambda n: (norm.origin(n)[1] - norm.origin(n)[0], norm.origin(n)[0]))
+    for n in rebuilt:
+        first, last = norm.origin(n)
+        if any(k in own for k in range(first, last + 1)):
+            continue
+        own.update(range(first, last + 1))
+        out.append(n)
+    return out
+
+
 def observe(scanner: Scanner, scans: list[FileScan]) -> Observations:
     obs = Observations()
     for index, fs in enumerate(scans):
@@ -48,15 +70,17 @@ def observe(scanner: Scanner, scans: list[FileScan]) -> Observations:
         decoded: dict[int, str] = {}
         parsed: dict[int, Line] = {}
 
-        def line_at(n: int, fs=fs, decoded=decoded, parsed=parsed) -> Line:
+        norm = fs.paste
+
+        def line_at(n: int, fs=fs, decoded=decoded, parsed=parsed, norm=norm) -> Line:
             if n not in parsed:
-                parsed[n] = to_line(fs.name, n, decoded[n])
+                parsed[n] = to_line(fs.name, norm.origin(n)[0] if norm else n, decoded[n])
             return parsed[n]
 
         for pid in sorted(fs.hits):
             hits = fs.hits[pid]
             regex = scanner.regex(pid)
-            for n in hits.lines:
+            for n in _paste_lines(hits.lines, norm):
                 raw = fs.lines.get(n)
                 if raw is None:
                     continue
@@ -72,9 +96,14 @@ def observe(scanner: Scanner, scans: list[FileScan]) -> Observations:
                         fact = normalise(scanner.facts[int(owner)], match)
                         if fact and fact[0] not in obs.facts:
                             obs.facts[fact[0]] = fact[1]
+                    elif kind == "structure" and name != "traceback":
+                        obs.failure_lines.append((line_at(n), name))
         for header_no, header_raw, window in fs.windows:
+            if norm and header_no > norm.original_lines:
+                continue
             head = to_line(fs.name, header_no, _decode(header_raw, obs))
-            body = [to_line(fs.name, n, _decode(raw, obs)) for n, raw in window]
+            body = [to_line(fs.name, n, _decode(raw, obs)) for n, raw in window
+                    if not norm or n <= norm.original_lines]
             same = [ln for ln in body if ln.prefix.key == head.prefix.key]
             tb = parse_traceback([head] + same)
             if tb:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import re
 
+from ..engine import linear
 from ..engine.compile import FactPattern
 
 
-def normalise(fp: FactPattern, match: re.Match) -> tuple[str, str] | None:
-    """(fact name, value) from a verified match of a fact pattern; None when it states no fact."""
-    if fp.unless and re.search(fp.unless, match.string):
+def normalise(fp: FactPattern, match) -> tuple[str, str] | None:
+    """(fact name, value) from a verified (linear-time) match of a fact pattern; None when it
+    states no fact."""
+    if fp.unless and linear.search(fp.unless, match.string):
         return None
     if fp.value is not None:
         try:
@@ -36,6 +38,8 @@ def compute_capability_for(gpu_name: str, table: dict[str, str]) -> str | None:
     """Look a product name up in the GPU table; the longest matching fragment wins."""
     best = None
     for fragment, cc in table.items():
+        # Python re is safe here: the pattern is an escaped literal of our GPU table between
+        # fixed one-character lookarounds (no repetition), on a bounded product name
         if re.search(r"(?<![A-Za-z0-9])" + re.escape(fragment) + r"(?![0-9])", gpu_name):
             if best is None or len(fragment) > len(best[0]):
                 best = (fragment, cc)
@@ -111,8 +115,11 @@ def compare(actual: str | None, op: str, expected: str,
             return None
     if actual is None:
         return None
-    if op == "matches":
-        return re.search(expected, actual) is not None
+    if op == "matches":  # a catalogue regex on a value read from input: linear time
+        try:
+            return linear.search(expected, actual) is not None
+        except linear.LinearError:
+            return None
     if op == "in":
         try:
             options = json.loads(expected)

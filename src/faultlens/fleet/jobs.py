@@ -40,8 +40,9 @@ class Job:
 
 
 def expand(inputs: list[str]) -> tuple[list[str], list[str]]:
-    """(files, inputs that matched nothing). Folders are walked recursively (hidden files are
-    skipped); a plain path that does not exist is kept, so the scan reports it for its job."""
+    """(files, inputs that matched nothing). Folders are walked recursively (hidden files,
+    FIFOs, sockets and devices are skipped); a plain path is kept as given (one that does not
+    exist is reported by the scan for its job)."""
     files: list[str] = []
     unmatched: list[str] = []
     for item in inputs:
@@ -56,7 +57,10 @@ def _expand_local(item: str) -> list[str]:
     if GLOB_CHARS.search(item):
         out: list[str] = []
         for path in sorted(glob.glob(item, recursive=True)):
-            out.extend(_walk(path) if os.path.isdir(path) else [path])
+            if os.path.isdir(path):
+                out.extend(_walk(path))
+            elif os.path.isfile(path):  # not a FIFO, socket or device: reading one can hang
+                out.append(path)
         return out
     if os.path.isdir(item):
         return _walk(item)
@@ -67,7 +71,9 @@ def _walk(folder: str) -> list[str]:
     out = []
     for root, dirs, names in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        out.extend(os.path.join(root, n) for n in names if not n.startswith("."))
+        # regular files only: a FIFO with no writer would block the scan forever
+        out.extend(p for p in (os.path.join(root, n) for n in names if not n.startswith("."))
+                   if os.path.isfile(p))
     return sorted(out)
 
 

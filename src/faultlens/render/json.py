@@ -5,7 +5,8 @@ from __future__ import annotations
 import json as _json
 
 from .. import __version__
-from ..model import Diagnosis, Reference, Report
+from ..model import Diagnosis, Reference, Report, Unexplained
+from ..redact import redact_json
 
 SCHEMA = 1
 
@@ -16,6 +17,7 @@ def diagnosis_dict(d: Diagnosis) -> dict:
         "title": d.title,
         "category": d.category,
         "severity": d.severity,
+        "status": d.status,
         "confidence": d.confidence,
         "variant": d.variant,
         "consequence_of": d.consequence_of,
@@ -37,7 +39,9 @@ def report_dict(report: Report, top: int | None = None) -> dict:
     diagnoses = list(report.diagnoses)
     if top is not None:
         diagnoses = diagnoses[:top]
-    return {
+    # redacted whole: the evidence is redacted by the engine, but facts, check details and
+    # file names come from the log and the environment too
+    return redact_json({
         "schema": SCHEMA,
         "tool": {"name": "faultlens", "version": __version__},
         "catalogue": {"digest": report.catalogue_digest, "references": report.reference_count},
@@ -48,9 +52,17 @@ def report_dict(report: Report, top: int | None = None) -> dict:
             "facts": dict(sorted(report.facts.items())),
             "tracebacks": len(report.tracebacks),
         },
-        "failure": report.top is not None,
+        "failure": report.top is not None or bool(report.unexplained),
         "diagnoses": [diagnosis_dict(d) for d in diagnoses],
-    }
+        "unexplained": [unexplained_dict(u) for u in report.unexplained],
+    })
+
+
+def unexplained_dict(u: Unexplained) -> dict:
+    return {"file": u.file, "line": u.line, "text": u.text, "kind": u.kind,
+            "component": u.component or None, "user_frame": u.user_frame or None,
+            "process": u.process or None,
+            "nearest": [{"id": n.id, "score": n.score} for n in u.nearest]}
 
 
 def render(report: Report, top: int | None = None) -> str:

@@ -12,15 +12,25 @@ def render(report: Report, top: int | None = None) -> str:
     names = ", ".join(f"`{f.path}`" for f in report.inputs)
     out.append(f"Input: {names}")
     shown = list(report.diagnoses)[: top or None]
-    if not report.failures:
-        out += ["", "**No known failure found.**"]
+    if not report.failures and not report.unexplained:
+        out += ["", "**No failure found.**"]
+    if report.unexplained:
+        out += ["", "**Failure lines no reference explains:**" if not report.failures else
+                "**Also in the log, explained by no reference:**", ""]
+        for u in report.unexplained[:5]:
+            about = u.kind + (f", raised in {u.component}" if u.component else "") + \
+                (f", from `{u.user_frame}`" if u.user_frame else "")
+            similar = (" — similar references, not matched: " + ", ".join(f"`{n.id}`" for n in u.nearest)
+                       if u.nearest else "")
+            out.append(f"- line {u.line}: `{u.text[:200]}` ({about}){similar}")
     if shown:
         out += ["", "| # | reference | severity | confidence | first seen |", "|---|---|---|---|---|"]
         for i, d in enumerate(shown, 1):
             first = f"line {d.first.line}" + (f" ({d.first.process})" if d.first and d.first.process else "") \
                 if d.first else ""
             cons = f" — consequence of `{d.consequence_of}`" if d.consequence_of else ""
-            out.append(f"| {i} | `{d.id}`{cons} | {d.severity} | {d.confidence:.2f} | {first} |")
+            sev = "possible" if d.status == "possible" else d.severity
+            out.append(f"| {i} | `{d.id}`{cons} | {sev} | {d.confidence:.2f} | {first} |")
     for d in shown[:1] + [d for d in shown[1:] if d.severity == "failure" and not d.consequence_of][:1]:
         out += ["", f"### {d.title}", "", d.summary, "", "**Evidence**", "", "```"]
         out += [f"{e.line:>6}  {e.text}" for e in d.evidence]

@@ -37,6 +37,8 @@ class Style:
 
 def _sev(st: Style, d: Diagnosis) -> str:
     label = d.severity.upper()
+    if d.status == "possible":
+        return st.yellow("POSSIBLE")
     return {"failure": st.red, "warning": st.yellow}.get(d.severity, st.cyan)(label)
 
 
@@ -100,6 +102,21 @@ def render_diagnosis(d: Diagnosis, rank: int, st: Style, single_file: bool, full
     return out
 
 
+def render_unexplained(report: Report, st: Style, single: bool, limit: int = 5) -> list[str]:
+    out = []
+    for u in report.unexplained[:limit]:
+        where = f"{_short(u.file, single)}line {u.line}"
+        proc = f" [{u.process}]" if u.process else ""
+        out.append(f"   {st.cyan(where)}{proc}: {_clip(u.text)}")
+        about = [u.kind] + ([f"raised in {u.component}"] if u.component else []) + \
+            ([f"from {u.user_frame}"] if u.user_frame else [])
+        out.append(st.dim("      " + ", ".join(about)))
+        if u.nearest:
+            out.append(st.dim("      similar references, not matched: "
+                              + ", ".join(n.id for n in u.nearest)))
+    return out
+
+
 def render(report: Report, top: int | None = None, color: bool = False) -> str:
     st = Style(color)
     single = len(report.inputs) == 1
@@ -107,18 +124,22 @@ def render(report: Report, top: int | None = None, color: bool = False) -> str:
     lines_total = sum(f.lines for f in report.inputs)
     out = [st.dim(f"faultlens: {names} ({lines_total} lines, {report.reference_count} references)")]
     shown = list(report.diagnoses)[: top or None]
-    if not report.failures:
-        out.append(st.green("No known failure found in this log."))
-        if not shown:
-            out.append("Nothing in the catalogue matched. If the run failed, the last traceback "
-                       "is the place to start" + (":" if report.tracebacks else "."))
-            if report.tracebacks:
-                tb = report.tracebacks[-1]
-                out.append(f"   {_short(tb.file, single)}line {tb.exception_line}: {_clip(tb.exception)}")
+    confirmed = [d for d in report.failures if d.status == "confirmed"]
+    if not report.failures and not report.unexplained:
+        out.append(st.green("No failure found in this log."))
+    elif not report.failures:
+        out.append(st.yellow("No reference in the catalogue explains this failure. The failing line:"))
+        out += render_unexplained(report, st, single)
+    elif not confirmed:
+        out.append(st.yellow("No reference is confirmed by the log; possible explanations, best first "
+                             "(the checks say what decides):"))
     for i, d in enumerate(shown, 1):
         out.append("")
         out += render_diagnosis(d, i, st, single, full=(i == 1 or d.severity != "failure"
                                                         or d.consequence_of is None and i <= 2))
+    if report.failures and report.unexplained:
+        out += ["", st.bold("Also in the log, explained by no reference:")]
+        out += render_unexplained(report, st, single, limit=3)
     facts = ", ".join(f"{k}={v}" for k, v in sorted(report.facts.items()) if not k.startswith("env."))
     if facts:
         out += ["", st.dim(f"facts from the log: {facts}")]

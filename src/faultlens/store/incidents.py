@@ -75,6 +75,62 @@ class DayCount:
     count: int
 
 
+MAX_ID = (1 << 63) - 1
+"""The largest id (and offset) the databases take; a larger one is no incident, not an error."""
+
+_TEXT_OR_NULL = ("title", "category", "variant", "consequence_of", "summary")
+_LISTS = {"evidence": ("file", "text", "signal"), "checks": ("text", "status"), "fix": ("do",),
+          "rejected_siblings": ("id",)}
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def report_problem(report) -> str | None:
+    """What is wrong with a report that claims the JSON contract (None: nothing), checked as
+    far as the store and the pages read it; an agent's malformed report is refused (422)
+    instead of failing in the database or on its page."""
+    if not isinstance(report, dict) or not isinstance(report.get("diagnoses"), list):
+        return "report: expected an object with a 'diagnoses' list"
+    for part in ("input", "catalogue", "tool"):
+        if part in report and not isinstance(report[part], dict):
+            return f"report.{part}: expected an object"
+    inp = report.get("input", {})
+    if not isinstance(inp.get("files", []), list) or not all(isinstance(f, dict) for f in inp.get("files", [])):
+        return "report.input.files: expected a list of objects"
+    if not isinstance(inp.get("facts", {}), dict):
+        return "report.input.facts: expected an object"
+    for i, d in enumerate(report["diagnoses"]):
+        where = f"report.diagnoses[{i}]"
+        if not isinstance(d, dict):
+            return f"{where}: expected an object"
+        if not isinstance(d.get("id"), str) or not d["id"] or len(d["id"]) > 200:
+            return f"{where}.id: expected a reference id"
+        if not isinstance(d.get("severity"), str):
+            return f"{where}.severity: expected failure, warning or info"
+        c = d.get("confidence")
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 <= c <= 1:
+            return f"{where}.confidence: expected a number from 0 to 1"
+        for key in _TEXT_OR_NULL:
+            if d.get(key) is not None and not isinstance(d[key], str):
+                return f"{where}.{key}: expected text or null"
+        first = d.get("first")
+        if first is not None and not (isinstance(first, dict) and _is_int(first.get("line"))):
+            return f"{where}.first: expected null or an object with a line number"
+        for key, texts in _LISTS.items():
+            items = d.get(key, [])
+            if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+                return f"{where}.{key}: expected a list of objects"
+            for j, x in enumerate(items):
+                bad = [t for t in texts if x.get(t) is not None and not isinstance(x[t], str)]
+                if bad or key == "evidence" and not _is_int(x.get("line")):
+                    return f"{where}.{key}[{j}]: malformed ({', '.join(bad) or 'line'})"
+        if not isinstance(d.get("sources", []), list):
+            return f"{where}.sources: expected a list"
+    return None
+
+
 def top_failure(report: dict) -> tuple[str | None, float | None]:
     """(id, confidence) of the first failure in a report dict, like `Report.top`."""
     for d in report.get("diagnoses", ()):
@@ -160,6 +216,9 @@ class IncidentStore:
         and in the report are redacted before anything is written."""
         if source not in schema.SOURCES:
             raise ValueError(f"source must be one of {', '.join(schema.SOURCES)}, not {source!r}")
+        problem = report_problem(report)
+        if problem:
+            raise ValueError(problem)
         if isinstance(log, bytes):
             log_bytes, log = len(log), log.decode("utf-8", "replace")
         else:
@@ -185,6 +244,8 @@ class IncidentStore:
         return Incident(**{**row, "id": new_id, "created_at": row["created_at"].replace(tzinfo=timezone.utc)})
 
     def get_incident(self, incident_id: int) -> Incident | None:
+        if not 1 <= incident_id <= MAX_ID:
+            return None
         t = schema.incidents
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(t).where(t.c.id == incident_id)).mappings().first()

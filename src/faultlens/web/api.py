@@ -7,13 +7,19 @@ from datetime import datetime
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Query, Request
-from pydantic import BaseModel, Field, field_validator
-from starlette.concurrency import run_in_threadpool
+from pydantic import BaseModel, Field, ValidationError, field_validator
 from starlette.responses import JSONResponse
 
 from ..refs import search as search_refs
 from ..render.json import SCHEMA, reference_dict
-from ..store.incidents import Incident, IncidentFilter, IncidentSummary, StoreError
+from ..store.incidents import (
+    MAX_ID,
+    Incident,
+    IncidentFilter,
+    IncidentSummary,
+    StoreError,
+    report_problem,
+)
 from .auth import bearer, require_write
 from .context import context
 from .errors import ApiError
@@ -44,6 +50,9 @@ class IncidentIn(BaseModel):
     def _is_a_report(cls, value: dict) -> dict:
         if value.get("schema") != SCHEMA or not isinstance(value.get("diagnoses"), list):
             raise ValueError(f"not a faultlens report: expected schema {SCHEMA} and a 'diagnoses' list")
+        problem = report_problem(value)
+        if problem:
+            raise ValueError(f"not a faultlens report: {problem}")
         return value
 
 
@@ -57,14 +66,16 @@ def incident_dict(incident: IncidentSummary) -> dict:
     return out
 
 
+# the reference reads are in-memory and quick: answered on the event loop itself, they need no
+# worker thread and so no turn on the GIL behind running diagnoses
 @router.get("/references", summary="Every reference: id, title, category, severity, status")
-def list_references(request: Request, category: str | None = None) -> list[dict]:
+async def list_references(request: Request, category: str | None = None) -> list[dict]:
     refs = context(request).catalogue.references
     return [reference_dict(r) for r in refs if category is None or r.category == category]
 
 
 @router.get("/references/{ref_id}", summary="One reference in full (as `faultlens refs show --json`)")
-def get_reference(request: Request, ref_id: str) -> dict:
+async def get_reference(request: Request, ref_id: str) -> dict:
     ref = context(request).catalogue.by_id.get(ref_id)
     if ref is None:
         raise ApiError(404, "not_found", f"no reference with id '{ref_id}'")
@@ -89,9 +100,9 @@ async def diagnose(request: Request, store: bool = True, host: str = Query("", m
     ctx = context(request)
     if store:  # before reading a body that could not be stored anyway
         require_write(bearer(request), ctx.token, hint=", or diagnose without storing: ?store=false")
-    upload = await read_upload(request, ctx.max_upload_bytes)
-    outcome = await run_in_threadpool(diagnose_upload, ctx, upload, source="api", save=store,
-                                      host=host, job=job)
+    upload = await read_upload(request, ctx.max_upload_bytes, ctx.heavy)
+    outcome = await ctx.heavy.run(diagnose_upload, ctx, upload, source="api", save=store,
+                                  host=host, job=job)
     headers = {}
     if outcome.incident:
         headers = {"X-Faultlens-Incident": str(outcome.incident.id),
@@ -104,15 +115,33 @@ def _writer(request: Request) -> None:
     require_write(bearer(request), context(request).token)
 
 
-@router.post("/incidents", status_code=201, dependencies=[Depends(_writer)],
-             summary="Store a finished report as an incident (agents)")
-def add_incident(request: Request, body: IncidentIn) -> dict:
-    ctx = context(request)
+INCIDENT_BODY = {"requestBody": {"required": True, "content": {
+    "application/json": {"schema": IncidentIn.model_json_schema()}}}}
+
+
+def _store_posted(ctx, raw: bytes):
+    """Parse, check and store an agent's incident: all of it CPU work on up to the upload
+    limit of JSON, so it runs in the heavy pool, not on the event loop."""
     try:
-        incident = ctx.store.add_incident(body.report, log=body.log or "", host=body.host,
-                                          job=body.job, source=body.source)
+        body = IncidentIn.model_validate_json(raw)
+    except ValidationError as exc:
+        problems = [f"{'.'.join(str(p) for p in ('body', *e.get('loc', ())))}: {e.get('msg', 'invalid')}"
+                    for e in exc.errors()]
+        raise ApiError(422, "invalid_request", "; ".join(problems) or "invalid request") from None
+    try:
+        return ctx.store.add_incident(body.report, log=body.log or "", host=body.host,
+                                      job=body.job, source=body.source)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from None
     except StoreError as exc:
         raise ApiError(503, "store_unavailable", str(exc)) from None
+
+
+@router.post("/incidents", status_code=201, dependencies=[Depends(_writer)], openapi_extra=INCIDENT_BODY,
+             summary="Store a finished report as an incident (agents)")
+async def add_incident(request: Request) -> dict:
+    ctx = context(request)
+    incident = await ctx.heavy.run(_store_posted, ctx, await request.body())
     return {"id": incident.id, "url": f"/incidents/{incident.id}"}
 
 
@@ -120,7 +149,8 @@ def add_incident(request: Request, body: IncidentIn) -> dict:
 def list_incidents(request: Request, reference: str | None = None, host: str | None = None,
                    job: str | None = None, source: Source | None = None,
                    since: datetime | None = None, until: datetime | None = None,
-                   limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)) -> dict:
+                   limit: int = Query(100, ge=1, le=1000),
+                   offset: int = Query(0, ge=0, le=MAX_ID)) -> dict:
     filters = IncidentFilter(reference=reference, host=host, job=job, source=source, since=since,
                              until=until, limit=limit, offset=offset)
     return {"incidents": [incident_dict(i) for i in context(request).store.list_incidents(filters)]}

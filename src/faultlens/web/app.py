@@ -14,6 +14,7 @@ from ..engine.compile import load_scanner
 from ..store.incidents import IncidentStore
 from . import api, errors, pages
 from .context import AppContext
+from .heavy import DEFAULT_BUDGET_S, HeavyWork
 from .limits import BodyLimit
 from .scanners import ScannerPool
 from .templating import environment
@@ -24,22 +25,26 @@ STATIC = Path(__file__).resolve().parent / "static"
 
 def create_app(db_url: str | None = None, token: str | None = None,
                max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES, *,
-               catalogue: str | Path | None = None, scanners: int | None = None) -> FastAPI:
+               catalogue: str | Path | None = None, scanners: int | None = None,
+               budget_s: float = DEFAULT_BUDGET_S) -> FastAPI:
     """The web UI and HTTP API over the catalogue at `catalogue` (default: the usual one) and
     the incident store at `db_url` (default: $FAULTLENS_DB or the per-user SQLite file).
 
     `token`: writes need it as a bearer token (None: no token, for loopback only).
     `scanners`: how many diagnoses run at once (default: the CPU count, at most 8).
+    `budget_s`: the most a request's heavy work may take before it is answered 503.
     """
     scanner = load_scanner(catalogue)
-    ctx = AppContext(catalogue=scanner.catalogue,
-                     scanners=ScannerPool(scanner, scanners or min(8, os.cpu_count() or 1)),
+    workers = scanners or min(8, os.cpu_count() or 1)
+    ctx = AppContext(catalogue=scanner.catalogue, scanners=ScannerPool(scanner, workers),
                      store=IncidentStore(db_url), token=token or None,
-                     max_upload_bytes=max_upload_bytes, templates=environment())
+                     max_upload_bytes=max_upload_bytes, templates=environment(),
+                     heavy=HeavyWork(workers, budget_s))
 
     @asynccontextmanager
     async def lifespan(_app):
         yield
+        ctx.heavy.close()
         ctx.store.close()
 
     app = FastAPI(title="faultlens", version=__version__, lifespan=lifespan, redoc_url=None,

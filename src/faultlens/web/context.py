@@ -10,6 +10,7 @@ from starlette.responses import HTMLResponse
 
 from ..catalogue import Catalogue
 from ..store.incidents import IncidentStore
+from .heavy import HeavyWork
 from .links import ServerLinks
 from .scanners import ScannerPool
 from .templating import render
@@ -24,6 +25,8 @@ class AppContext:
     """Writes need this bearer token; None when the server has none (loopback only)."""
     max_upload_bytes: int
     templates: jinja2.Environment
+    heavy: HeavyWork
+    """Where decompression, diagnosis, redaction and the evidence view run."""
     links: ServerLinks = field(default_factory=ServerLinks)
 
     @property

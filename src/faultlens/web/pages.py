@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import date, datetime, time, timedelta, timezone
 
 from fastapi import APIRouter, Query, Request
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse
 
 from ..refs import search as search_refs
@@ -67,21 +66,21 @@ def diagnose_form(request: Request):
 @router.post("/diagnose")
 async def diagnose(request: Request):
     ctx = context(request)
-    upload = await read_upload(request, ctx.max_upload_bytes)
+    upload = await read_upload(request, ctx.max_upload_bytes, ctx.heavy)
     fields = upload.fields
     host, job = fields.get("host", "")[:255], fields.get("job", "")[:255]
     wants_save = fields.get("save") == "1"
     allowed = token_ok(fields.get("token") or None, ctx.token)  # without it: diagnose, store nothing
-    outcome = await run_in_threadpool(diagnose_upload, ctx, upload, source="web",
-                                      save=wants_save and allowed, host=host, job=job)
-    contexts = await run_in_threadpool(_contexts, ctx, upload, outcome.report)
+    outcome = await ctx.heavy.run(diagnose_upload, ctx, upload, source="web",
+                                  save=wants_save and allowed, host=host, job=job)
+    contexts = await ctx.heavy.run(_contexts, ctx, upload, outcome.report)
     return ctx.page("diagnose.html", **_form(ctx, host=host, job=job, report=outcome.report,
                                              contexts=contexts, incident=outcome.incident,
                                              not_saved=wants_save and not allowed))
 
 
 def _contexts(ctx: AppContext, upload: Upload, report: dict) -> dict:
-    lines = evidence.split_lines(upload.data)
+    lines = evidence.LogLines(upload.data, evidence.shown_lines(report["diagnoses"], upload.name))
     refs = ctx.catalogue.by_id
     return {i: evidence.evidence_context(lines, upload.name, d, refs)
             for i, d in enumerate(report["diagnoses"])}
@@ -152,4 +151,5 @@ def incident(request: Request, incident_id: int):
     if found is None:
         raise ApiError(404, "not_found", f"no incident {incident_id}")
     # evidence is shown from the diagnosis: a stored log may be capped or only a tail
-    return ctx.page("incident.html", incident=found, contexts={}, known=ctx.known)
+    return ctx.page("incident.html", incident=found, report=views.shown_report(found.diagnosis),
+                    contexts={}, known=ctx.known)

@@ -116,3 +116,16 @@ def counts_table(counts, max_days: int = 14) -> CountsTable:
     rows.sort(key=lambda r: (-r.total, r.reference or ""))
     return CountsTable(days, tuple(rows), max((r.total for r in rows), default=1),
                        len(all_days) > len(days))
+
+
+def shown_report(report: dict) -> dict:
+    """A stored report with what the page reads filled in: an agent's report may leave out
+    the parts it has no use for (input, catalogue), and old rows predate today's checks."""
+    inp = report.get("input") if isinstance(report.get("input"), dict) else {}
+    diagnoses = [d for d in report.get("diagnoses") or () if isinstance(d, dict)]
+    return {**report,
+            "input": {"files": [], "facts": {}, "tracebacks": 0, **inp},
+            "catalogue": report.get("catalogue") if isinstance(report.get("catalogue"), dict)
+            else {"references": "?"},
+            "failure": report.get("failure", any(d.get("severity") == "failure" for d in diagnoses)),
+            "diagnoses": diagnoses}
