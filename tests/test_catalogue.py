@@ -101,3 +101,15 @@ def test_preflight_findings_on_a_gpu_node_snapshot():
     healthy = {**facts, "torch.cuda": "12.1", "shm.size_mb": "16384", "env.VLLM_BATCH_INVARIANT": "0"}
     assert not {"cuda-driver-runtime-mismatch", "nccl-shm-namespace",
                 "vllm-batch-invariant-excludes-backends"} & {f.ref.id for f in preflight(REFS, healthy)}
+
+
+def test_preflight_gpu_arch_against_the_torch_build_arch_list():
+    """An RTX 50-series GPU on a cu124 build is flagged; the same GPU on a cu128 build is not."""
+    from faultlens.facts.extract import snapshot_facts
+    from faultlens.preflight import preflight
+
+    gpu = {"gpu.name": "NVIDIA GeForce RTX 5090", "gpu.compute_capability": "12.0"}
+    old = snapshot_facts({**gpu, "torch.arch_list": "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90"})
+    new = snapshot_facts({**gpu, "torch.arch_list": "sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120"})
+    assert "cuda-arch-not-in-build" in {f.ref.id for f in preflight(REFS, old)}
+    assert "cuda-arch-not-in-build" not in {f.ref.id for f in preflight(REFS, new)}

@@ -46,13 +46,44 @@ def compute_capability_for(gpu_name: str, table: dict[str, str]) -> str | None:
     return best[1] if best else None
 
 
+def arch_in_list(capability: str, arch_list: str) -> bool | None:
+    """Can a build whose CUDA arch list is `arch_list` run on a GPU of `capability`? None if unreadable.
+
+    `arch_list` is what torch.cuda.get_arch_list() holds ("sm_50 sm_86 compute_90", commas or
+    spaces). SASS for sm_XY runs on the same major at minor >= Y ("a"/"f" targets only on exactly
+    XY); PTX (compute_XY) is JIT-compiled for any capability >= XY.
+    """
+    m = re.fullmatch(r"\s*(\d{1,2})\.(\d)\s*", capability)
+    entries = re.findall(r"\b(sm|compute)_(\d{1,2})(\d)([af]?)\b", arch_list)
+    if not m or not entries:
+        return None
+    major, minor = int(m.group(1)), int(m.group(2))
+    for kind, e_major, e_minor, suffix in entries:
+        e_major, e_minor = int(e_major), int(e_minor)
+        if kind == "compute" and not suffix and (e_major, e_minor) <= (major, minor):
+            return True
+        if kind == "sm" and e_major == major and (e_minor == minor if suffix else e_minor <= minor):
+            return True
+    return False
+
+
+def derive_arch_support(facts: dict[str, str]) -> dict[str, str]:
+    """torch.arch_supported (yes/no): the GPU's capability against the build's arch list."""
+    if "torch.arch_supported" not in facts and "torch.arch_list" in facts \
+            and "gpu.compute_capability" in facts:
+        ok = arch_in_list(facts["gpu.compute_capability"], facts["torch.arch_list"])
+        if ok is not None:
+            facts["torch.arch_supported"] = "yes" if ok else "no"
+    return facts
+
+
 def derive(facts: dict[str, str], gpus: dict[str, str]) -> dict[str, str]:
-    """Facts implied by others (compute capability from the GPU name)."""
+    """Facts implied by others (compute capability from the GPU name, arch support)."""
     if "gpu.compute_capability" not in facts and "gpu.name" in facts:
         cc = compute_capability_for(facts["gpu.name"], gpus)
         if cc:
             facts["gpu.compute_capability"] = cc
-    return facts
+    return derive_arch_support(facts)
 
 
 def load_snapshot(path: str) -> dict[str, str]:
@@ -68,7 +99,8 @@ def snapshot_facts(data: dict) -> dict[str, str]:
     """The flat fact map of a snapshot (`{"facts": {...}}`) or of a bare map of facts."""
     if isinstance(data.get("facts"), dict):
         data = data["facts"]
-    return {str(k): str(v) for k, v in data.items() if v is not None and not isinstance(v, (dict, list))}
+    return derive_arch_support({str(k): str(v) for k, v in data.items()
+                                if v is not None and not isinstance(v, (dict, list))})
 
 
 def compare(actual: str | None, op: str, expected: str,
