@@ -44,8 +44,9 @@ def to_line(file: str, number: int, raw_text: str) -> Line:
 
 
 def _paste_lines(lines: list[int], norm) -> list[int]:
-    """Hit lines of one pattern; a hit on a line rebuilt from a paste (joined wrapped lines, an
-    exception out of its repr) counts only if the pattern hit none of the lines it came from.
+    """Verified hit lines of one pattern; a hit on a line rebuilt from a paste (joined wrapped
+    lines, an exception out of its repr) counts only if the pattern hit none of the lines it came
+    from.
     Shorter joins are considered first, so a message is reported at the line where it starts."""
     if norm is None:
         return lines
@@ -80,15 +81,18 @@ def observe(scanner: Scanner, scans: list[FileScan]) -> Observations:
         for pid in sorted(fs.hits):
             hits = fs.hits[pid]
             regex = scanner.regex(pid)
-            for n in _paste_lines(hits.lines, norm):
+            verified = {}
+            for n in hits.lines:
                 raw = fs.lines.get(n)
                 if raw is None:
                     continue
                 if n not in decoded:
                     decoded[n] = _decode(raw, obs)
                 match = regex.search(decoded[n])
-                if not match:
-                    continue  # a Hyperscan match that spanned lines
+                if match:  # else a Hyperscan match that spanned lines
+                    verified[n] = match
+            for n in _paste_lines(list(verified), norm):
+                match = verified[n]
                 for kind, owner, name in scanner.owners[pid]:
                     if kind == "signal":
                         obs.signals[(owner, name)].append(line_at(n))
