@@ -25,6 +25,9 @@ README = ROOT / "README.md"
 README_START, README_END = "<!-- coverage:start -->", "<!-- coverage:end -->"
 COLUMNS = ["class", "url", "date", "component", "title"]
 RECENT = "2024"
+NOT_COUNTED = {"none", "unlabelled", "used"}
+"""Rows that record a thread without a failure class (a healthy log, a thread with no failure
+line, or one skipped as off-topic: those say `skipped-<why>`)."""
 URLS_SHOWN = 3
 
 
@@ -50,6 +53,8 @@ def read_threads(data_dir: Path) -> list[dict[str, str]]:
                 name = (row.get("class") or "").strip()
                 if not url or not name:
                     raise ValueError(f"{path}:{n}: every row needs a class and a url")
+                if name in NOT_COUNTED or name.startswith("skipped"):
+                    continue  # a thread looked at and left: no failure, no log, or not GPU/ML
                 if url in seen:
                     continue
                 seen.add(url)
