@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import html
 import re
+
+import re2
 from dataclasses import dataclass, field
 
 PASTE_LIMIT = 1 << 20
@@ -32,8 +34,10 @@ _QUOTE = re.compile(rb"^ {0,3}(?:> ?)+")
 _FENCE_OR_SPAN_HEAD = re.compile(rb"^\s*(?:```+[\w-]*\s*|`+)")
 _SPAN_TAIL = re.compile(rb"\s*`+\s*$")
 _PYTEST = re.compile(rb"^E {2,}")
-_REPR = re.compile(rb"\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\((['\"])(.{3,4000}?)(?<!\\)\2"
-                   rb"(?:,[^)]{0,200})?\)")
+# exceptions in repr form, one pattern per quote; RE2 (linear time) because the line is anyone's text
+_REPR_NAME = rb"\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\("
+_REPRS = [re2.compile(_REPR_NAME + q + rb"((?:[^" + q + rb"\\]|\\.){3,}?)" + q)
+          for q in (rb"'", rb'"')]
 
 
 @dataclass
@@ -93,12 +97,13 @@ def normalise(data: bytes) -> Normalised:
     for number, line in enumerate(lines, 1):
         if b"(" not in line or (b"Error(" not in line and b"Exception(" not in line):
             continue
-        for m in _REPR.finditer(line):
-            parts = _unrepr(m.group(3), m.group(2))
-            if parts:
-                extra_lines.append(m.group(1) + b": " + parts[0])
-                extra_lines.extend(parts[1:])
-                result.extra.extend([(number, number)] * len(parts))
+        for quote, pattern in zip((b"'", b'"'), _REPRS):
+            for m in pattern.finditer(line):
+                parts = _unrepr(m.group(2), quote)
+                if parts:
+                    extra_lines.append(m.group(1) + b": " + parts[0])
+                    extra_lines.extend(parts[1:])
+                    result.extra.extend([(number, number)] * len(parts))
     _wrapped_joins(lines, [ln.rstrip(b"\r") for ln in raw_lines], extra_lines, result.extra)
     if extra_lines:
         result.changed = True
