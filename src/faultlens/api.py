@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .engine import unexplained as unexplained_mod
 from .engine.compile import Scanner, load_scanner
-from .engine.differential import LineOrder, diagnose as rank
+from .engine.differential import LineOrder
+from .engine.differential import diagnose as rank
 from .engine.scan import scan_file
 from .engine.score import evaluate
 from .engine.structure import observe
-from .engine import unexplained as unexplained_mod
 from .logs import paste
 from .model import InputFile, Report
 
@@ -93,6 +94,8 @@ def build_report(scanner: Scanner, scans: list, env: dict | None = None) -> Repo
 
 
 def _unexplained(scanner: Scanner, obs, cands, diagnoses) -> tuple:
+    if not obs.tracebacks and not obs.failure_lines:
+        return ()  # nothing in the log says it failed
     diagnosed = {d.id for d in diagnoses}
     explained: set[tuple[str, int]] = set()
     templates: set[str] = set()
@@ -102,11 +105,9 @@ def _unexplained(scanner: Scanner, obs, cands, diagnoses) -> tuple:
             for ln in lines:
                 if c.ref.id in diagnosed:
                     explained.add((ln.file, ln.number))
-                    templates.add(unexplained_mod._template(ln.text))
+                    templates.add(unexplained_mod.template(ln.text))
                 elif c.ref.signals[name].level == "error":
                     partial.setdefault((ln.file, ln.number), []).append(c.ref.id)
-    if not obs.tracebacks and not obs.failure_lines:
-        return ()
 
     def sim():  # built only when a line is named: it costs a pass over the catalogue
         return unexplained_mod.similarity_for(scanner.catalogue.digest, scanner.catalogue.references)

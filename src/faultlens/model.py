@@ -65,7 +65,7 @@ class Measure:
     signal: str
     """Whose lines to read (several names separated by spaces)."""
     regex: str
-    """Python regex with named groups (the figures)."""
+    """A regex with named groups (the figures), run with the linear-time engine (RE2)."""
     holds: str
     """The comparison that makes the check pass, e.g. `unallocated < request`."""
     show: str = ""

@@ -114,11 +114,12 @@ def _sort_key(c: Candidate):
             _warning_only(c), -c.score, c.ref.id)
 
 
+def _possible_confidence(c: Candidate, ceiling: float) -> float:
+    """Below `ceiling`: every confirmed candidate's confidence less a step, at most 0.4."""
+    return round(max(0.05, min(ceiling, c.score * 0.6 * (0.7 if c.consequence_of else 1))), 2)
+
+
 def _confidence(c: Candidate, ranked: list[Candidate]) -> float:
-    if c.possible:
-        confirmed = [_confidence(o, ranked) for o in ranked if not o.possible]
-        ceiling = min([POSSIBLE_CEILING] + [x - 0.01 for x in confirmed])
-        return round(max(0.05, min(ceiling, c.score * 0.6 * (0.7 if c.consequence_of else 1))), 2)
     conf = max(0.05, min(0.97, c.score))
     if c.consequence_of:
         conf *= 0.7
@@ -230,6 +231,8 @@ def diagnose(cands: list[Candidate], obs: Observations) -> list[Diagnosis]:
     ranked = sorted(matched + possible, key=_sort_key)
     pos = {c.ref.id: i for i, c in enumerate(ranked)}
     by_id = {c.ref.id: c for c in cands}
+    confirmed = {id(c): _confidence(c, ranked) for c in ranked if not c.possible}
+    ceiling = min([POSSIBLE_CEILING] + [x - 0.01 for x in confirmed.values()])
     out = []
     for c in ranked:
         ref: Reference = c.ref
@@ -237,7 +240,8 @@ def diagnose(cands: list[Candidate], obs: Observations) -> list[Diagnosis]:
         fix = (list(c.variant.fix) if c.variant else []) + list(ref.fix)
         out.append(Diagnosis(
             id=ref.id, title=ref.title, category=ref.category, severity=ref.severity,
-            confidence=_confidence(c, ranked), evidence=tuple(_evidence(c, order)),
+            confidence=(_possible_confidence(c, ceiling) if c.possible else confirmed[id(c)]),
+            evidence=tuple(_evidence(c, order)),
             checks=tuple(_checks(c, obs.facts)), fix=tuple(fix),
             rejected_siblings=tuple(_rejections(c, pos, by_id, matched)),
             sources=ref.sources, summary=ref.summary,

@@ -51,13 +51,14 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
 # is not enough (Kubernetes prints failed scheduling as a "Warning" event)
 _WARNING = re.compile(r"\b\w+Warning\b|\bWARN(?:ING)?\b(?!.*\bERROR\b)|\b[Ww]arn(?:ing)?: |^\s*warning:")
 _NCCL_WARN = re.compile(r"NCCL WARN ")
+_WARN_TAG = re.compile(r"\s*\[W[\s\d]")  # torch's C++ warnings: [W socket.cpp:663] ...
 
 
 def is_warning(text: str) -> bool:
     """A line that only warns: the run may well go on after it."""
     if _NCCL_WARN.search(text):
         return False
-    return bool(_WARNING.search(text))
+    return bool(_WARNING.search(text) or _WARN_TAG.match(text))
 
 
 def kind_of(name: str) -> str:

@@ -1,6 +1,6 @@
 """Checks decided by the figures a log prints: named groups of a regex, compared.
 
-A check's `measure` cases each name one or more signals (space-separated), a Python regex with named groups read from that
+A check's `measure` cases each name one or more signals (space-separated), a regex (run with RE2) whose named groups are read from that
 signal's lines, a comparison (`holds`) and how to show the figures. The first case whose regex
 finds its groups decides the check: pass when the comparison holds, fail when it does not.
 Sizes with units (`64.00 MiB`, `1.5 GiB`, `512 MB`) are compared in bytes.
@@ -54,7 +54,7 @@ def parse(expr: str) -> tuple[list[str], str, list[str]]:
 def names(expr: str) -> set[str]:
     left, _, right = parse(expr)
     out = set()
-    for t in (left + right)[::1]:
+    for t in left + right:
         m = _TERM.match(t)
         if m:
             out.add(m.group(2) or m.group(3) or "")

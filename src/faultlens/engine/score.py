@@ -78,7 +78,12 @@ _META = re.compile(r"\\[dDsSwWbBAZ]|\[[^\]]*\]|\{\d+(,\d*)?\}|\(\?[a-zA-Z:]*\)?|
 
 def literal_length(regex: str) -> int:
     """Roughly how many literal characters a pattern requires (classes and operators removed)."""
-    return len(_META.sub("", regex).replace("\\", ""))
+    return len(literal_text(regex))
+
+
+def literal_text(regex: str, gap: str = "") -> str:
+    """The literal characters a pattern requires, classes and operators replaced by `gap`."""
+    return _META.sub(gap, regex).replace("\\", gap)
 
 
 def signal_desc(ref: Reference, name: str) -> str:

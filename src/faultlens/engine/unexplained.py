@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 
 from ..model import Line, Nearest, Reference, Traceback, Unexplained
 from ..redact import redact
 from .failures import is_warning, kind_of, priority_of
-from .score import _META
+from .score import literal_text
 from .structure import Observations
 
 MAX_ITEMS = 5
@@ -27,7 +28,6 @@ NOISE_WHEN_DIAGNOSED = 4
 _PACKAGE_DIRS = re.compile(r"(?:site|dist)-packages[/\\]([A-Za-z_][\w]*)")
 _STDLIB = re.compile(r"[/\\]lib[/\\]python\d\.\d+[/\\](?!site-packages|dist-packages)")
 _EXC_NAME = re.compile(r"(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault))\b")
-_WARN_TAG = re.compile(r"\s*\[W[\s\d]")  # torch's C++ warnings: [W socket.cpp:663] ...
 _INFO_LEVEL = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b|\[I\]|\[(?:info|debug)\]")
 _TEMPLATE = re.compile(r"0x[0-9a-fA-F]+|\d+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_]{2,}")
@@ -35,7 +35,8 @@ _STOP = frozenset("the and for with that this from not are was were has have but
                   "error errors failed failure line file none true false".split())
 
 
-def _template(text: str) -> str:
+def template(text: str) -> str:
+    """A line with its numbers and addresses blanked: the same message, another occurrence."""
     return _TEMPLATE.sub("#", text.strip())[:200]
 
 
@@ -84,7 +85,7 @@ class Similarity:
             words = _words(ref.title)
             for sig in ref.signals.values():
                 if sig.level == "error":
-                    words += _words(_META.sub(" ", sig.regex).replace("\\", " "))
+                    words += _words(literal_text(sig.regex, " "))
             docs[ref.id] = Counter(words)
         df = Counter(w for c in docs.values() for w in c)
         n = max(1, len(docs))
@@ -132,12 +133,11 @@ def similarity_for(digest: str, refs: tuple[Reference, ...]) -> Similarity:
 
 
 def find(obs: Observations, explained: set[tuple[str, int]], explained_templates: set[str],
-         diagnosed_ids: set[str], confirmed: bool, similarity,
+         diagnosed_ids: set[str], confirmed: bool, similarity: Callable[[], Similarity],
          partial: dict[tuple[str, int], list[str]] | None = None) -> tuple[Unexplained, ...]:
     """Failure lines that no diagnosis explains, most telling first.
 
-    `similarity` is a `Similarity` or a function that makes one (only called when a line is
-    named). `partial` maps a line to the references whose error pattern it matches although
+    `similarity` makes the `Similarity` index (called only when a line is named). `partial` maps a line to the references whose error pattern it matches although
     their fingerprint did not: they come first among the similar references."""
     partial = partial or {}
     tb_at = {(tb.file, tb.exception_line): tb for tb in obs.tracebacks}
@@ -151,33 +151,29 @@ def find(obs: Observations, explained: set[tuple[str, int]], explained_templates
         if key in found and found[key][0] <= prio:
             continue
         found[key] = (prio, line, found[key][2] if key in found else name)
-    if callable(similarity) and not isinstance(similarity, Similarity):
-        make, similarity = similarity, None
-    else:
-        make = None
+    index = None
     items = []
     seen_templates: set[str] = set()
     order = sorted(found.items(), key=lambda kv: (kv[1][0], obs.file_order.get(kv[0][0], 0), kv[0][1]))
     for key, (prio, line, name) in order:
-        if key in explained or is_warning(line.text) or line.prefix.level == "WARNING" \
-                or _WARN_TAG.match(line.text):
+        if key in explained or line.prefix.level == "WARNING" or is_warning(line.text):
             continue
         if prio > 1 and (line.prefix.level in ("INFO", "DEBUG") or _INFO_LEVEL.search(line.text)):
             continue  # an informational line that mentions a failure it recovered from
         if confirmed and prio >= NOISE_WHEN_DIAGNOSED:
             continue
-        tmpl = _template(line.text)
+        tmpl = template(line.text)
         if tmpl in seen_templates or tmpl in explained_templates:
             continue
         seen_templates.add(tmpl)
         tb = tb_at.get(key)
-        if similarity is None:
-            similarity = make()
+        if index is None:
+            index = similarity()
         items.append(Unexplained(
             file=line.file, line=line.number, text=redact(line.text.strip()),
             kind=kind_of_line(line.text, name), component=component_of(tb, line),
             user_frame=user_frame_of(tb),
-            nearest=_nearest(similarity, line.text, diagnosed_ids, partial.get(key, [])),
+            nearest=_nearest(index, line.text, diagnosed_ids, partial.get(key, [])),
             process=tb.process if tb else line.prefix.key))
         if len(items) >= MAX_ITEMS:
             break
