@@ -47,8 +47,11 @@ def test_json_contract(tmp_path, capsys):
     d = data["diagnoses"][0]
     assert set(d) >= {"id", "title", "category", "severity", "confidence", "evidence", "checks",
                       "fix", "rejected_siblings", "sources"}
+    origin = d["evidence"][0].pop("origin")
     assert d["evidence"][0] == {"file": str(log), "line": 1, "text": OOM.strip(),
                                 "signal": "oom", "process": None}
+    # the OOM message is in torch's c10 CUDA library: traced, with the releases that print it
+    assert origin["project"] == "torch" and origin["releases"]
     assert {c["status"] for c in d["checks"]} <= {"pass", "fail", "unknown", "manual"}
     assert 0 <= d["confidence"] <= 1
 

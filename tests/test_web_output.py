@@ -79,3 +79,13 @@ def test_incident_page_shows_evidence_in_context(real_client):
     page = real_client.get(link).text
     assert '<tr class="gap">' in page or page.count('<td class="ln">') > page.count('<tr class="hit">')
     assert "<mark>" in page  # the matched text highlighted, as on the diagnose page
+
+
+def test_evidence_links_the_upstream_code_that_prints_it(real_client):
+    log = (ROOT / EXAMPLES[1]).read_text()
+    html = real_client.post("/diagnose", data={"text": log}).text
+    # the RuntimeError line of the example is printed by torch (a library string: no link);
+    # vLLM's own start-up line links its source at the newest release that prints it
+    assert re.search(r'printed by <a href="https://github\.com/vllm-project/vllm/blob/v[^"]+#L\d+"',
+                     html)
+    assert "printed by torch <code>" in html

@@ -30,10 +30,11 @@ def _inputs(source) -> list[tuple[object, str]]:
 
 
 def diagnose(source, *, env: dict | None = None, catalogue=None,
-             scanner: Scanner | None = None, progress=None) -> Report:
+             scanner: Scanner | None = None, progress=None, origins: bool = True) -> Report:
     """Diagnose one job: a path, '-', raw text/bytes, or a list of those (e.g. one log per rank).
 
     `env` is a mapping of environment facts that fills in what the log does not show.
+    `origins`: trace evidence and unexplained lines to the upstream code that prints them.
     Raises `InputError` for unreadable input and `CatalogueError` for an invalid catalogue.
     """
     scanner = scanner or load_scanner(catalogue)
@@ -43,7 +44,7 @@ def diagnose(source, *, env: dict | None = None, catalogue=None,
         step = None if progress is None else (lambda n, base=done: progress(base + n))
         scans.append(_scan_one(scanner, src, name, step))
         done += scans[-1].stats.bytes
-    return build_report(scanner, scans, env)
+    return build_report(scanner, scans, env, origins=origins)
 
 
 def _scan_one(scanner: Scanner, src, name: str, progress):
@@ -70,8 +71,10 @@ def _scan_one(scanner: Scanner, src, name: str, progress):
     return fs
 
 
-def build_report(scanner: Scanner, scans: list, env: dict | None = None) -> Report:
-    """Rank the references against finished scans of one job's files."""
+def build_report(scanner: Scanner, scans: list, env: dict | None = None, *,
+                 origins: bool = True) -> Report:
+    """Rank the references against finished scans of one job's files; with `origins`, the
+    evidence and unexplained lines carry the upstream code that prints them."""
     obs = observe(scanner, scans)
     for key, value in (env or {}).items():
         obs.facts.setdefault(key, str(value))
@@ -88,9 +91,13 @@ def build_report(scanner: Scanner, scans: list, env: dict | None = None) -> Repo
         inputs[0] = InputFile(first.path, first.bytes, first.lines, first.compression,
                               first.warnings + (f"{obs.invalid_utf8} matched lines were not valid "
                                                 "UTF-8 and were decoded with replacement characters",))
-    return Report(inputs=tuple(inputs), diagnoses=tuple(diagnoses), facts=dict(obs.facts),
-                  tracebacks=tuple(obs.tracebacks), catalogue_digest=scanner.catalogue.digest,
-                  reference_count=len(scanner.catalogue.references), unexplained=unexplained)
+    report = Report(inputs=tuple(inputs), diagnoses=tuple(diagnoses), facts=dict(obs.facts),
+                    tracebacks=tuple(obs.tracebacks), catalogue_digest=scanner.catalogue.digest,
+                    reference_count=len(scanner.catalogue.references), unexplained=unexplained)
+    if origins and (report.diagnoses or report.unexplained):
+        from .origins.attach import attach
+        report = attach(report)
+    return report
 
 
 def _unexplained(scanner: Scanner, obs, cands, diagnoses) -> tuple:

@@ -90,14 +90,15 @@ class LiveSession:
             st.line_no += 1
             st.pending.clear()
 
-    def report(self) -> Report:
+    def report(self, origins: bool = True) -> Report:
+        """The report so far; alerts skip the origins look-up (the final report has it)."""
         scans = []
         for name in self.order:
             st = self.streams[name]
             st.scanner.finish()
             st.scanner.result.stats.lines = st.line_no - 1
             scans.append(st.scanner.result)
-        return build_report(self.scanner, scans, self.env)
+        return build_report(self.scanner, scans, self.env, origins=origins)
 
     def poll_alerts(self, force: bool = False) -> list[Alert]:
         """New alerts since the last call (re-ranks at most every `min_interval` seconds)."""
@@ -107,7 +108,7 @@ class LiveSession:
         self.dirty = False
         self._last_eval = now
         alerts = []
-        for d in self.report().diagnoses:
+        for d in self.report(origins=False).diagnoses:
             if d.severity in ALERT_SEVERITIES and d.id not in self.alerted:
                 self.alerted.add(d.id)
                 alerts.append(Alert(d, time.time()))

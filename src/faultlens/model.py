@@ -244,6 +244,8 @@ class Evidence:
     signal: str
     process: str = ""
     explain: str = ""
+    origin: Origin | None = None
+    """The upstream code that prints this line (faultlens.origins), when the index knows it."""
 
 
 @dataclass(frozen=True)
@@ -308,6 +310,8 @@ class Unexplained:
     nearest: tuple[Nearest, ...] = ()
     """References whose text is closest: similar, not matched."""
     process: str = ""
+    origin: Origin | None = None
+    """The upstream code that prints this line (faultlens.origins), when the index knows it."""
 
 
 @dataclass(frozen=True)
@@ -362,8 +366,18 @@ class Origin:
     """A link to the line at the newest of those releases, where the repository is known."""
     message: str = ""
     """The message as upstream writes it, with … where it prints a value."""
+    skew: str = ""
+    """Set on a report's lines when the log's facts name a release outside `releases`."""
+    span: str = ""
+    """Set on a report's lines: `releases` as ranges in the project's order ('4.40.0–4.46.3')."""
+
+    def describe(self) -> str:
+        """One short line: 'transformers modeling_utils.py (PreTrainedModel.from_pretrained), 4.40.0–4.46.3'."""
+        where = self.path.rsplit("/", 1)[-1]
+        func = f" ({self.function})" if self.function else ""
+        return f"{self.project} {where}{func}, {self.span or ', '.join(self.releases)}"
 
     def to_json(self) -> dict:
         return {"project": self.project, "path": self.path, "line": self.line,
                 "function": self.function, "kind": self.kind, "releases": list(self.releases),
-                "url": self.url}
+                "url": self.url, "span": self.span or None, "skew": self.skew or None}

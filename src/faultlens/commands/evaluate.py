@@ -55,7 +55,7 @@ def cmd_eval(args) -> int:
     scanner = _scanner(args)
     known = {r.id for r in scanner.catalogue.references}
     corpus = Path(args.corpus)
-    summary = evaluation.run(corpus, lambda files: diagnose(files, scanner=scanner),
+    summary = evaluation.run(corpus, lambda files: diagnose(files, scanner=scanner, origins=False),
                              _progress_printer("eval"), known=known, batch=args.batch)
     data = summary.as_dict()
     failed = []

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json as _json
 
 from .. import __version__
-from ..model import Diagnosis, Reference, Report, Unexplained
+from ..model import Diagnosis, Origin, Reference, Report, Unexplained
 from ..redact import redact_json
 
 SCHEMA = 1
+
+
+def _origin(o: Origin | None) -> dict | None:
+    return None if o is None else o.to_json()
 
 
 def diagnosis_dict(d: Diagnosis) -> dict:
@@ -25,9 +29,10 @@ def diagnosis_dict(d: Diagnosis) -> dict:
         "summary": d.summary,
         "first": None if d.first is None else
         {"file": d.first.file, "line": d.first.line, "process": d.first.process or None,
-         "text": d.first.text},
+         "text": d.first.text, "origin": _origin(d.first.origin)},
         "evidence": [{"file": e.file, "line": e.line, "text": e.text, "signal": e.signal,
-                      "process": e.process or None} for e in d.evidence],
+                      "process": e.process or None, "origin": _origin(e.origin)}
+                     for e in d.evidence],
         "checks": [{"id": c.id, "text": c.text, "status": c.status, "detail": c.detail}
                    for c in d.checks],
         "fix": [{"do": f.do, "why": f.why} for f in d.fix],
@@ -63,7 +68,8 @@ def unexplained_dict(u: Unexplained) -> dict:
     return {"file": u.file, "line": u.line, "text": u.text, "kind": u.kind,
             "component": u.component or None, "user_frame": u.user_frame or None,
             "process": u.process or None,
-            "nearest": [{"id": n.id, "score": n.score} for n in u.nearest]}
+            "nearest": [{"id": n.id, "score": n.score} for n in u.nearest],
+            "origin": _origin(u.origin)}
 
 
 def render(report: Report, top: int | None = None) -> str:

@@ -10,6 +10,13 @@ LEGEND = ("✅ the log shows it · ❌ the log contradicts it · ❔ not in this
           "🔎 check it by hand")
 
 
+def _origin(o) -> str:
+    where = f"[{o.project} `{o.path}`]({o.url})" if o.url else f"{o.project} `{o.path}`"
+    func = f" ({o.function})" if o.function else ""
+    skew = f" **version skew:** {o.skew}" if o.skew else ""
+    return f"printed by {where}{func}, {o.span or ', '.join(o.releases)}{skew}"
+
+
 def render(report: Report, top: int | None = None) -> str:
     out = ["## faultlens diagnosis", ""]
     names = ", ".join(f"`{f.path}`" for f in report.inputs)
@@ -27,6 +34,8 @@ def render(report: Report, top: int | None = None) -> str:
                        if u.nearest else "")
             proc = f"[{u.process}] " if u.process else ""
             out.append(f"- line {u.line}: `{proc}{u.text[:200]}` ({about}){similar}")
+            if u.origin:
+                out.append(f"  - {_origin(u.origin)}")
     if shown:
         out += ["", "| # | reference | severity | confidence | first seen |", "|---|---|---|---|---|"]
         for i, d in enumerate(shown, 1):
@@ -43,7 +52,11 @@ def render(report: Report, top: int | None = None) -> str:
                 d.summary, "", "**Evidence**", "", "```"]
         out += [f"{e.line:>6}  " + (f"[{e.process}] " if e.process else "") + e.text
                 for e in d.evidence]
-        out += ["```", "", "**Checks**", "", f"<sub>{LEGEND}</sub>", ""]
+        out += ["```"]
+        traced = [e for e in d.evidence if e.origin]
+        if traced:
+            out += [""] + [f"- line {e.line}: {_origin(e.origin)}" for e in traced]
+        out += ["", "**Checks**", "", f"<sub>{LEGEND}</sub>", ""]
         out += [f"- {MARK[c.status]} {c.text}" + (f" — {c.detail}" if c.detail else "") for c in d.checks]
         if d.rejected_siblings:
             out += ["", "**Why not**", ""]

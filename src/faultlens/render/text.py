@@ -105,11 +105,14 @@ def _first_seen(d: Diagnosis, single: bool) -> str:
     return f"first seen{who} at {_short(d.first.file, single)}line {d.first.line}"
 
 
-def _evidence_lines(evidence, st: Style, single: bool, width: int) -> list[str]:
+def _evidence_lines(evidence, st: Style, single: bool, width: int,
+                    origins: bool = False) -> list[str]:
     out = []
     for e in evidence:
         where = f"{_short(e.file, single)}{e.line}"
         out.append(f"   {st.cyan(where.rjust(6))}  {_evidence_body(where, e.process, e.text, width)}")
+        if origins:
+            out += _origin_lines(e.origin, st, width, "           ")
     return out
 
 
@@ -125,6 +128,25 @@ def key_evidence(d: Diagnosis, limit: int = 4) -> list[Evidence]:
             chosen.append(e)
     order = {id(e): i for i, e in enumerate(d.evidence)}
     return sorted(chosen, key=lambda e: order[id(e)])
+
+
+def _origin_lines(origin, st: Style, width: int, indent: str = "   ") -> list[str]:
+    """'printed by <project> <file> (<function>), <releases>' and any version skew, dimmed."""
+    if origin is None:
+        return []
+    out = [st.dim(x) for x in _wrap("printed by " + origin.describe(), width, indent,
+                                    indent + "  ", max_lines=2)]
+    if origin.skew:
+        out += [st.yellow(x) for x in _wrap("version skew: " + origin.skew, width, indent,
+                                            indent + "  ", max_lines=3)]
+    return out
+
+
+def first_origin(d: Diagnosis):
+    """The origin of the diagnosis's first error line, else of its first traced evidence line."""
+    if d.first is not None and d.first.origin is not None:
+        return d.first.origin
+    return next((e.origin for e in d.evidence if e.origin is not None), None)
 
 
 def user_code_frame(report: Report, d: Diagnosis) -> str:
@@ -164,7 +186,7 @@ def render_diagnosis(d: Diagnosis, rank: int, st: Style, single_file: bool, full
     if d.summary:
         out += ["", *_wrap(d.summary, width, "   ")]
     out += ["", "   " + st.bold("Evidence")]
-    out += _evidence_lines(d.evidence, st, single_file, width)
+    out += _evidence_lines(d.evidence, st, single_file, width, origins=True)
     if d.checks:
         out += ["", "   " + st.bold("Checks")]
         for c in d.checks:
@@ -203,6 +225,7 @@ def render_unexplained(report: Report, st: Style, single: bool, limit: int = 5,
         about = [u.kind] + ([f"raised in {u.component}"] if u.component else []) + \
             ([f"from {u.user_frame}"] if u.user_frame else [])
         out += [st.dim(x) for x in _wrap(", ".join(about), width, "      ", max_lines=2)]
+        out += _origin_lines(u.origin, st, width, "      ")
         if u.nearest:
             out += [st.dim(x) for x in _wrap("similar references, not matched: "
                                              + ", ".join(n.id for n in u.nearest), width,
@@ -284,6 +307,7 @@ def render_short(report: Report, top: int | None, st: Style, width: int) -> list
         frame = user_code_frame(report, d)
         if frame:
             out += _wrap("your code: " + frame, width, "   ", "     ", max_lines=2)
+        out += _origin_lines(first_origin(d), st, width)
         checks = decisive_checks(d)[:3]
         if checks:
             out.append("   " + st.bold("Checks decided by the log") if d.status != "possible"
