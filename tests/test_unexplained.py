@@ -72,3 +72,34 @@ def test_nearest_references_come_from_the_real_catalogue(real_scanner):
     assert report.failures or report.unexplained
     if not report.failures:
         assert report.unexplained[0].nearest
+
+
+# real lines (corpus/ entries of batch 2026-12-01-d; their threads are in those sidecars) that no
+# traceback, exception or "Error:" shape announces, yet each says the run failed
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("[  238.521491] NVRM: GPU 0000:00:04.0: RmInitAdapter failed! (0x63:0x55:2344)",
+     "NVIDIA driver error"),
+    ("CRITICAL 12-13 17:31:42 launcher.py:99] MQLLMEngine is already dead, terminating server "
+     "process", "fatal"),
+    ("Error occurred when executing KSampler:", "fatal"),
+    ("    Running setup.py install for apex ... error", "build failure"),
+    ("train_loss:  nan", "NaN loss"),
+    ("CUDA SETUP: Setup Failed!", "error line"),
+    ("*************** EP Error ***************", "error line"),
+])
+def test_failure_line_shapes_beyond_exceptions(demo, line, kind):
+    (u,) = demo(f"step 1 loss 2.31\n{line}\n").unexplained
+    assert (u.line, u.kind) == (2, kind)
+
+
+@pytest.mark.parametrize("line", [
+    "step 10 loss 0.0123 grad_norm 1.02",
+    "Building wheel for flash-attn (setup.py) ... done",
+    "INFO: training finished, no failure found",
+    "[I 12-13 17:31:42] loss: 1.25, lr: 2e-05",
+])
+def test_healthy_lines_of_the_same_shapes_are_not_failures(demo, line):
+    assert demo(line + "\n").unexplained == ()

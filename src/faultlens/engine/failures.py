@@ -16,12 +16,14 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
                    r"CUDNN_STATUS_\w+|CUDA_ERROR_\w+", "CUDA error", 2),
     "assertion": (r"Assertion [`'\"(]?.{1,400}[`'\")]? failed|Assertion failed|"
                   r"AssertionError|failed assertion", "assertion", 2),
-    "xid": (r"NVRM: Xid \(|NVRM: GPU at PCI\S* has fallen off the bus|NVRM: .*(?:fatal|error)",
-            "NVIDIA driver Xid", 2),
+    "xid": (r"NVRM: Xid \(|NVRM: GPU at PCI\S* has fallen off the bus|"
+            r"NVRM: .*(?:fatal|error|[Ff]ailed)",
+            "NVIDIA driver error", 2),
     "nccl_warn": (r"NCCL WARN |ncclInternalError|ncclSystemError|ncclUnhandledCudaError|"
                   r"ncclRemoteError|ncclInvalidUsage", "NCCL error", 3),
-    "fatal": (r"\b(?:FATAL|Fatal error|fatal error|F\d{4} \d\d:\d\d:\d\d|panic:|"
-              r"terminate called after throwing)", "fatal", 3),
+    "fatal": (r"\b(?:FATAL|CRITICAL|Fatal error|fatal error|F\d{4} \d\d:\d\d:\d\d|panic:|"
+              r"terminate called after throwing)|!!! Exception during processing|"
+              r"Error occurred when executing \w", "fatal", 3),
     "killed": (r"(?:^|\s)Killed\s*$|killed by signal|Signals\.SIG(?:KILL|SEGV|ABRT|BUS)|"
                r"Segmentation fault|core dumped|exit code 13[479]\b|signal (?:9|11|6) \(",
                "killed process", 3),
@@ -29,12 +31,19 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
                  r"command not found|[Pp]ermission denied|No space left on device|"
                  r"Too many open files|Address already in use|Connection refused",
                  "operating-system error", 3),
+    "build_failed": (r"^\s*(?:Running setup\.py install for|Building wheel for) \S+.* \.\.\. error\s*$|"
+                     r"Failed to build \S|ninja: build stopped: subcommand failed|"
+                     r"^(?:CMake|make(?:\[\d+\])?): \*\*\* .*Error \d",
+                     "build failure", 4),
+    "nan_loss": (r"(?:^|[^A-Za-z])[Ll]oss(?:es)?\b[\w ]{0,20}[:=]\s*-?nan\b|"
+                 r"\b[Ll]oss (?:is|became|=) -?nan\b",
+                 "NaN loss", 4),
     "exit_status": (r"exitcode\s*:\s*-?[1-9]\d*|returned non-zero exit status [1-9]|"
                     r"exited with (?:exit )?(?:code|status) [1-9]|exit code:? [1-9]\d*\b|"
                     r"error: subprocess-exited-with-error|ChildFailedError",
                     "non-zero exit", 5),
     "error_line": (r"(?:^|[\s\[|:])(?:ERROR|Error|error)(?:\]|:)\s+\S|\[(?:E|ERR|ERROR)\]|"
-                   r"\bError Code \d+|\bFAIL(?:ED)?\b|:\s[EF] [\w/.-]+\.(?:cc|cpp|cu|h):\d+\]",
+                   r"\bError Code \d+|\bEP Error |\bFAIL(?:ED)?\b|\b[Ff]ailed!|:\s[EF] [\w/.-]+\.(?:cc|cpp|cu|h):\d+\]",
                    "error line", 4),
     "failure_message": (r"(?:^|[\s:])(?:Cannot|Could not|Unable to|Failed to|cannot|could not|"
                         r"unable to|failed to) [a-z]\w*|has failed\b|is not available\b|"
