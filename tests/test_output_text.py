@@ -102,3 +102,22 @@ def test_github_annotates_a_failure_no_reference_explains(demo):
     out = github.render(report)
     assert out.startswith("::error ") and "explained by no reference" in out and "bad zork" in out
     assert "No known failure" not in out
+
+
+def test_facts_say_whether_the_log_or_the_machine_gave_them(real_scanner):
+    from faultlens.api import diagnose
+    from faultlens.render import json as json_render
+    from faultlens.render.text import render
+
+    log = "PyTorch version: 2.4.1+cu121\nRuntimeError: CUDA error: out of memory\n"
+    env = {"gpu.name": "NVIDIA H100 80GB HBM3", "torch.version": "2.5.0"}
+    report = diagnose(log, scanner=real_scanner, env=env, origins=False)
+    assert report.environment_facts == ("gpu.name",)  # the log's own torch version wins
+    assert report.facts["torch.version"] == "2.4.1+cu121"
+    lines = render(report, verbose=True, width=200).splitlines()
+    logged = next(x for x in lines if x.startswith("facts from the log: "))
+    machine = next(x for x in lines if x.startswith("facts from this machine: "))
+    assert "torch.version=2.4.1+cu121" in logged and "gpu.name" not in logged
+    assert machine == "facts from this machine: gpu.name=NVIDIA H100 80GB HBM3"
+    data = json_render.report_dict(report)
+    assert data["input"]["facts_from_environment"] == ["gpu.name"]

@@ -226,7 +226,7 @@ def test_api_diagnose_returns_the_cli_json_contract(client, capsys, monkeypatch,
     expected = json.loads(capsys.readouterr().out.replace(str(log), "<text>"))  # the name differs
     resp = text_post(client, "/api/v1/diagnose", NVFP4, params={"store": "false"})
     assert resp.status_code == 200 and resp.json() == expected
-    assert "x-faultlens-incident" not in resp.headers
+    assert "x-faultlens-incident" not in resp.headers and "incident" not in resp.json()
 
 
 def test_api_diagnose_file_upload_and_gzip(client):
@@ -249,11 +249,14 @@ def test_api_diagnose_file_upload_and_gzip(client):
 def test_api_diagnose_stores_an_incident(client):
     resp = text_post(client, "/api/v1/diagnose", OOM, params={"host": "node7", "job": "llama"})
     incident_id = int(resp.headers["x-faultlens-incident"])
+    body = resp.json()
+    assert body.pop("incident") == {"id": incident_id, "url": f"/incidents/{incident_id}"}
+    assert client.get(f"/incidents/{incident_id}").status_code == 200
     listed = client.get("/api/v1/incidents").json()["incidents"]
     assert [(i["id"], i["source"], i["host"], i["job"], i["reference"]) for i in listed] == \
         [(incident_id, "api", "node7", "llama", "demo-oom")]
     full = client.get(f"/api/v1/incidents/{incident_id}").json()
-    assert full["diagnosis"] == resp.json() and full["log"] == OOM
+    assert full["diagnosis"] == body and full["log"] == OOM
 
 
 def test_api_incidents_post_list_filter(client, demo):
@@ -365,7 +368,7 @@ def test_the_body_limit_stops_reading_at_the_limit(client):
     from faultlens.web.errors import ApiError
     from faultlens.web.limits import BodyLimit
 
-    assert [m.cls for m in client.app.user_middleware] == [BodyLimit]
+    assert BodyLimit in [m.cls for m in client.app.user_middleware]
 
     reads = 0
 
@@ -525,3 +528,25 @@ def test_fleet_aggregates_match_what_scan_reports(client, demo):
     assert page.status_code == 200
     assert "node-13" in page.text and "flux capacitor drained" in page.text
     assert client.get("/fleet", params={"host": "node-13"}).text.count("job-") >= 1
+
+
+def test_api_docs_are_served_without_a_cdn(client):
+    page = client.get("/docs").text
+    assert "/docs/assets/swagger-ui-bundle.js" in page and "cdn." not in page
+    assert "https://" not in page  # nothing fetched from elsewhere
+    js = client.get("/docs/assets/swagger-ui-bundle.js")
+    assert js.status_code == 200 and len(js.content) > 100_000
+    assert client.get("/docs/assets/swagger-ui.css").status_code == 200
+
+
+def test_one_access_log_line_per_request(client, caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="faultlens.access"):
+        client.get("/api/v1/references", params={"category": "x"})
+        client.get("/no-such-page", headers={"accept": "application/json"})
+    lines = [r.getMessage() for r in caplog.records if r.name == "faultlens.access"]
+    assert len(lines) == 2
+    assert lines[0].startswith('testclient "GET /api/v1/references" 200 ')
+    assert "category" not in lines[0]  # no query strings in the log
+    assert ' "GET /no-such-page" 404 ' in lines[1] and lines[1].endswith("ms")

@@ -76,8 +76,11 @@ def build_report(scanner: Scanner, scans: list, env: dict | None = None, *,
     """Rank the references against finished scans of one job's files; with `origins`, the
     evidence and unexplained lines carry the upstream code that prints them."""
     obs = observe(scanner, scans)
+    from_env = []
     for key, value in (env or {}).items():
-        obs.facts.setdefault(key, str(value))
+        if key not in obs.facts:
+            obs.facts[key] = str(value)
+            from_env.append(key)
     order = LineOrder(obs, [])
     cands = [evaluate(ref, obs, order) for ref in scanner.catalogue.references]
     diagnoses = rank(cands, obs)
@@ -93,7 +96,8 @@ def build_report(scanner: Scanner, scans: list, env: dict | None = None, *,
                                                 "UTF-8 and were decoded with replacement characters",))
     report = Report(inputs=tuple(inputs), diagnoses=tuple(diagnoses), facts=dict(obs.facts),
                     tracebacks=tuple(obs.tracebacks), catalogue_digest=scanner.catalogue.digest,
-                    reference_count=len(scanner.catalogue.references), unexplained=unexplained)
+                    reference_count=len(scanner.catalogue.references), unexplained=unexplained,
+                    environment_facts=tuple(sorted(from_env)))
     if origins and (report.diagnoses or report.unexplained):
         from .origins.attach import attach
         report = attach(report)

@@ -333,6 +333,8 @@ class Report:
     reference_count: int
     unexplained: tuple[Unexplained, ...] = ()
     """Failure lines no diagnosis explains (the failing line named when nothing matched)."""
+    environment_facts: tuple[str, ...] = ()
+    """Names in `facts` that came from the environment (`--env`, a node snapshot), not the log."""
 
     @property
     def failures(self) -> tuple[Diagnosis, ...]:

@@ -33,6 +33,9 @@ def register(sub) -> None:
     s.add_argument("--token", help="bearer token that writes need (default: $FAULTLENS_TOKEN)")
     s.add_argument("--max-upload-mb", type=float, default=32, metavar="N",
                    help="largest log accepted, after decompression (default: 32)")
+    s.add_argument("--no-access-log", action="store_true",
+                   help="do not print one line per request (client, method, path, status, bytes, "
+                        "time) to standard error")
     s.set_defaults(handler=cmd_serve)
 
 
@@ -67,6 +70,15 @@ def cmd_serve(args) -> int:
     print(f"faultlens: {len(ctx.catalogue.references)} references on http://{shown}:{args.port}/ "
           f"(API docs at /docs); incidents in {ctx.store.engine.url.render_as_string()}",
           file=sys.stderr)
+    if not args.no_access_log:
+        import logging
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%dT%H:%M:%S"))
+        access = logging.getLogger("faultlens.access")
+        access.addHandler(handler)
+        access.setLevel(logging.INFO)
+        access.propagate = False
     # diagnoses run in worker threads; a shorter GIL switch interval (default 5 ms) lets the
     # event loop answer light requests between their Python steps (bench/soak.py)
     sys.setswitchinterval(SWITCH_INTERVAL_S)

@@ -56,6 +56,7 @@ def report_dict(report: Report, top: int | None = None) -> dict:
                        "compression": f.compression, "warnings": list(f.warnings)}
                       for f in report.inputs],
             "facts": dict(sorted(report.facts.items())),
+            "facts_from_environment": list(report.environment_facts),
             "tracebacks": len(report.tracebacks),
         },
         "failure": report.top is not None or bool(report.unexplained),

@@ -359,9 +359,12 @@ def render_full(report: Report, top: int | None, st: Style, width: int) -> list[
     if report.failures and report.unexplained:
         out += ["", st.bold("Also in the log, explained by no reference:")]
         out += render_unexplained(report, st, single, limit=3, width=width)
-    facts = ", ".join(f"{k}={v}" for k, v in sorted(report.facts.items()) if not k.startswith("env."))
-    if facts:
-        out += [""] + [st.dim(x) for x in _wrap("facts from the log: " + facts, width, "")]
+    from_env = set(report.environment_facts)
+    for label, mine in (("facts from the log: ", False), ("facts from this machine: ", True)):
+        facts = ", ".join(f"{k}={v}" for k, v in sorted(report.facts.items())
+                          if not k.startswith("env.") and (k in from_env) == mine)
+        if facts:
+            out += [""] + [st.dim(x) for x in _wrap(label + facts, width, "")]
     return out
 
 

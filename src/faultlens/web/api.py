@@ -93,8 +93,9 @@ def search(request: Request, q: str = Query(min_length=1, max_length=2000),
              summary="Diagnose a log; the answer is the JSON contract of `faultlens diagnose --json`",
              description="Send the log as a text/plain or gzip body, or as a form with 'file' or "
                          "'text'. With store=true (the default) it is also stored as an incident, "
-                         "which needs the server's token when it has one; the incident's id is in "
-                         "the X-Faultlens-Incident header.")
+                         "which needs the server's token when it has one; the incident's id and "
+                         "page are then in the body's 'incident' object ({id, url}) and in the "
+                         "X-Faultlens-Incident and Location headers.")
 async def diagnose(request: Request, store: bool = True, host: str = Query("", max_length=255),
                    job: str = Query("", max_length=255)) -> JSONResponse:
     ctx = context(request)
@@ -103,11 +104,12 @@ async def diagnose(request: Request, store: bool = True, host: str = Query("", m
     upload = await read_upload(request, ctx.max_upload_bytes, ctx.heavy)
     outcome = await ctx.heavy.run(diagnose_upload, ctx, upload, source="api", save=store,
                                   host=host, job=job)
-    headers = {}
+    headers, body = {}, outcome.report
     if outcome.incident:
-        headers = {"X-Faultlens-Incident": str(outcome.incident.id),
-                   "Location": f"/incidents/{outcome.incident.id}"}
-    return JSONResponse(outcome.report, headers=headers)
+        url = f"/incidents/{outcome.incident.id}"
+        headers = {"X-Faultlens-Incident": str(outcome.incident.id), "Location": url}
+        body = {**body, "incident": {"id": outcome.incident.id, "url": url}}
+    return JSONResponse(body, headers=headers)
 
 
 def _writer(request: Request) -> None:

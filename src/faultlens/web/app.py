@@ -12,7 +12,8 @@ from starlette.staticfiles import StaticFiles
 from .. import __version__
 from ..engine.compile import load_scanner
 from ..store.incidents import IncidentStore
-from . import api, errors, pages
+from . import api, docs, errors, pages
+from .access import AccessLog
 from .context import AppContext
 from .heavy import DEFAULT_BUDGET_S, HeavyWork
 from .limits import BodyLimit
@@ -48,12 +49,15 @@ def create_app(db_url: str | None = None, token: str | None = None,
         ctx.store.close()
 
     app = FastAPI(title="faultlens", version=__version__, lifespan=lifespan, redoc_url=None,
+                  docs_url=None,  # served below from packaged assets: the docs work offline
                   description="Diagnose GPU training and inference failures from their logs, "
                               "browse the catalogue of error references, and keep incidents.")
     app.state.faultlens = ctx
     errors.install(app)
     app.add_middleware(BodyLimit, max_log_bytes=max_upload_bytes)
+    app.add_middleware(AccessLog)
     app.include_router(api.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    docs.install(app)
     return app
