@@ -1,8 +1,8 @@
 """How many of corpus/'s failure lines resolve to an upstream origin (figures for the README).
 
 For each labelled corpus entry (corpus/*.yaml with `expect:` other than none) the failure lines
-are the error-level evidence lines of the expected reference in `faultlens diagnose`, then the
-final exceptions of the log's tracebacks. An entry resolves when one
+are the line its label rests on (`failure_line:`), then the error-level evidence lines of the
+expected reference in `faultlens diagnose`, then the final exceptions of the log's tracebacks. An entry resolves when one
 of its failure lines has an origin in the shipped index; the project is that of its best origin.
 
     PYTHONPATH=src python tools/origin_coverage.py [--details]
@@ -51,7 +51,12 @@ def main() -> int:
         if not expect or expect == "none" or not log.is_file():
             continue
         total += 1
-        lines = failure_lines(diagnose(str(log), scanner=scanner), expect, levels)
+        lines = failure_lines(diagnose(str(log), scanner=scanner, origins=False), expect, levels)
+        number = meta.get("failure_line")
+        if isinstance(number, int):
+            raw = log.read_text(errors="replace").splitlines()
+            if 0 < number <= len(raw) and raw[number - 1].strip():
+                lines.insert(0, raw[number - 1].strip())
         best = None
         for line in lines:
             found = index.candidates(line, limit=1)
