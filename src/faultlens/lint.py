@@ -206,6 +206,7 @@ def check_examples(refs, diagnose: Callable, progress: Callable | None = None,
         if not nomatches:
             problems.append(Problem("error", where, "add at least one examples/nomatch-*.log: "
                                                     "a near-miss (same message, other cause)"))
+        problems += _check_real_examples(ref, where, matches, nomatches)
         for log in matches + nomatches:
             meta = read_sidecar(log)
             if not meta.get("source"):
@@ -234,6 +235,30 @@ def check_examples(refs, diagnose: Callable, progress: Callable | None = None,
                                                          "(fingerprint.none)"))
                 problems += _check_winner(ref, meta, report, known, at)
     return problems
+
+
+def _is_synthetic(meta: dict) -> bool:
+    return str(meta.get("source", "")).strip().lower().startswith("synthetic")
+
+
+def _check_real_examples(ref, where: str, matches, nomatches) -> list[Problem]:
+    """Issue 14: every reference has a real match example (or says, in a synthetic example's
+    `no_public_log:`, which public threads were searched and why none has the lines) and a real
+    near-miss whose `winner:` is a reference."""
+    out = []
+    metas = [read_sidecar(m) for m in matches]
+    if metas and all(_is_synthetic(m) for m in metas) and \
+            not any(str(m.get("no_public_log") or "").strip() for m in metas):
+        out.append(Problem("warning", where, "only synthetic match examples: add a real public log "
+                                             "excerpt, or say in a synthetic example's "
+                                             "`no_public_log:` which threads were searched"))
+    near = [read_sidecar(n) for n in nomatches]
+    if near and not any(not _is_synthetic(m) and expected_winner(m) not in
+                        (None, NO_FAILURE, UNEXPLAINED) for m in near):
+        out.append(Problem("warning", where, "no real near-miss with a reference as `winner:`: add "
+                                             "a public log with the same core message and another "
+                                             "cause, naming the reference that must rank first"))
+    return out
 
 
 NO_FAILURE = "none"
