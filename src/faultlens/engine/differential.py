@@ -219,8 +219,17 @@ def _checks(c: Candidate, facts: dict[str, str]) -> list[CheckResult]:
     return out
 
 
+def _kept(c: Candidate) -> bool:
+    """At least MIN_SCORE; a candidate the log contradicts (`none:` evidence present) must stay
+    strictly above it: one contradiction cancels the base and one support line, and what is left
+    at the floor is the contradiction winning (a strict=False load that only reports mismatches)."""
+    if c.negatives:
+        return c.score > MIN_SCORE + 1e-9
+    return c.score >= MIN_SCORE
+
+
 def diagnose(cands: list[Candidate], obs: Observations) -> list[Diagnosis]:
-    matched = [c for c in cands if c.matched and c.score >= MIN_SCORE]
+    matched = [c for c in cands if c.matched and _kept(c)]
     order = LineOrder(obs, [ln for c in matched for ln in c.error_lines])
     _apply_specificity(matched)
     _apply_causality(matched, order)
