@@ -326,3 +326,35 @@ def test_issue13_item6_long_line_of_repeated_matches_is_linear(scanner):
         assert looked[repeats] <= 4 * len(block), (repeats, looked[repeats], len(block))
     # four times the line, about four times the work (quadratic would be sixteen)
     assert looked[4000] <= 5 * looked[1000]
+
+
+def test_the_shared_database_reports_every_anchored_match_python_finds(real_scanner):
+    """All patterns share one Hyperscan database: a top-level alternation with a `^` branch
+    (state-dict-size-mismatch's, once) made the k8s capacity lines' anchored pattern report
+    nothing. Every anchored pattern Python finds on a line of a real log must be reported."""
+    import re
+
+    from conftest import ROOT
+
+    anchored = [i for i, e in enumerate(real_scanner.expressions) if "^" in e.replace("[^", "")]
+    compiled = {i: re.compile(real_scanner.expressions[i]) for i in anchored}
+    files = sorted(ROOT.glob("catalogue/*/*/examples/*.log")) + sorted(ROOT.glob("corpus/*.log"))
+    missed = []
+    for f in files:
+        data = f.read_bytes()
+        hits = set()
+        real_scanner.database.scan(data, match_event_handler=lambda i, *_: hits.add(i))
+        lines = data.decode("utf-8", "replace").splitlines()
+        missed += [(f.name, real_scanner.expressions[i]) for i in anchored
+                   if i not in hits and any(compiled[i].search(ln) for ln in lines)]
+    assert missed == []
+
+
+def test_lint_refuses_a_top_level_alternation_with_an_anchored_branch():
+    from faultlens.lint import anchored_top_level_branch
+
+    assert anchored_top_level_branch(r"^\s*The model|WARNING.{0,80}The model")
+    assert anchored_top_level_branch(r"Segmentation fault|^Segmentation fault$")
+    assert not anchored_top_level_branch(r"(?:^\s*The model|WARNING.{0,80}The model)")
+    assert not anchored_top_level_branch(r"[|^]x|y")
+    assert not anchored_top_level_branch(r"^only one branch")

@@ -37,6 +37,39 @@ def planned_ids(root: Path) -> set[str]:
     return {ln.split()[0] for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")}
 
 
+def top_level_branches(expr: str) -> list[str]:
+    """The branches of `expr`'s outermost alternation (one when it has none)."""
+    out, cur, depth, esc, cls = [], "", 0, False, False
+    for ch in expr:
+        if esc:
+            cur, esc = cur + ch, False
+            continue
+        if ch == "\\":
+            cur, esc = cur + ch, True
+            continue
+        if cls:
+            cur += ch
+            cls = ch != "]"
+            continue
+        if ch == "[":
+            cls = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    return out + [cur]
+
+
+def anchored_top_level_branch(expr: str) -> bool:
+    branches = top_level_branches(expr)
+    return len(branches) > 1 and any(b.startswith("^") for b in branches)
+
+
 def _check_regexes(ref, where: str) -> list[Problem]:
     import hyperscan
 
@@ -61,6 +94,11 @@ def _check_regexes(ref, where: str) -> list[Problem]:
         why = linear.problem(sig.regex)
         if why:
             out.append(Problem("error", where, f"signals/{sig.name}: {why}"))
+        if anchored_top_level_branch(sig.regex):
+            out.append(Problem("error", where, f"signals/{sig.name}: a top-level alternation with a "
+                                                "`^` branch; wrap it in one group, (?:A|^B): in "
+                                                "the shared Hyperscan database that shape made "
+                                                "another pattern's matches disappear"))
     # every other catalogue regex that runs on input text must run in linear time too
     others = [(f"probes/{p.id}", p.pattern) for p in ref.probes if p.pattern]
     others += [(f"{kind}/{c.fact}", c.value) for kind, conds in

@@ -31,9 +31,11 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
                  r"command not found|[Pp]ermission denied|No space left on device|"
                  r"Too many open files|Address already in use|Connection refused",
                  "operating-system error", 3),
-    "build_failed": (r"^\s*(?:Running setup\.py install for|Building wheel for) \S+.* \.\.\. error\s*$|"
-                     r"Failed to build \S|ninja: build stopped: subcommand failed|"
-                     r"^(?:CMake|make(?:\[\d+\])?): \*\*\* .*Error \d",
+    # one group around the alternation: a top-level alternation with a `^` branch made Hyperscan
+    # drop another pattern's matches in the same database (found on the k8s capacity lines)
+    "build_failed": (r"(?:^[ \t]*(?:Running setup\.py install for|Building wheel for) \S+.* \.\.\. "
+                     r"error[ \t]*$|Failed to build \S|ninja: build stopped: subcommand failed|"
+                     r"^(?:CMake|make(?:\[\d+\])?): \*\*\* .*Error \d)",
                      "build failure", 4),
     "nan_loss": (r"(?:^|[^A-Za-z])[Ll]oss(?:es)?\b[\w ]{0,20}[:=]\s*-?nan\b|"
                  r"\b[Ll]oss (?:is|became|=) -?nan\b",
