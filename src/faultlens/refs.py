@@ -114,6 +114,10 @@ def snippet(ref: Reference, query: str, width: int = 110) -> str:
     return best
 
 
+PASTED_LINE = 40
+"""A query this long is a pasted log line: context patterns that match it count too."""
+
+
 def search(refs: tuple[Reference, ...], query: str, limit: int = 10) -> list[tuple[float, Reference]]:
     """Rank references for `query` (BM25 over id, title, messages, symptoms, summary and signal
     explanations); a pasted log line that a reference's pattern matches ranks that reference first.
@@ -131,9 +135,12 @@ def search(refs: tuple[Reference, ...], query: str, limit: int = 10) -> list[tup
         score += idx.prior[ref.id] * (1 if hit else 0)
         if len(query.strip()) > 12:
             for sig in ref.signals.values():  # a pasted error line finds its reference
+                own = sig.level == "error" or sig.core
+                if not own and len(query.strip()) < PASTED_LINE:
+                    continue  # a few search words matching a context pattern say little
                 try:  # linear time: the query is anyone's text, the regex the catalogue's
                     if linear.search(sig.regex, query):
-                        score += 10.0 if sig.level == "error" or sig.core else 3.0
+                        score += 10.0 if own else 3.0
                         break
                 except linear.LinearError:
                     continue

@@ -33,9 +33,9 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
                  "operating-system error", 3),
     # one group around the alternation: a top-level alternation with a `^` branch made Hyperscan
     # drop another pattern's matches in the same database (found on the k8s capacity lines)
-    "build_failed": (r"(?:^[ \t]*(?:Running setup\.py install for|Building wheel for) \S+.* \.\.\. "
-                     r"error[ \t]*$|Failed to build \S|ninja: build stopped: subcommand failed|"
-                     r"^(?:CMake|make(?:\[\d+\])?): \*\*\* .*Error \d)",
+    "build_failed": (r"(?:Failed to build \S|ninja: build stopped: subcommand failed|"
+                     r"^[ \t]*(?:Running setup\.py install for|Building wheel for) \S+.* \.\.\. "
+                     r"error[ \t]*$|^(?:CMake|make(?:\[\d+\])?): \*\*\* .*Error \d)",
                      "build failure", 4),
     "nan_loss": (r"(?:^|[^A-Za-z])[Ll]oss(?:es)?\b[\w ]{0,20}[:=]\s*-?nan\b|"
                  r"\b[Ll]oss (?:is|became|=) -?nan\b",
