@@ -244,9 +244,11 @@ def check_examples(refs, diagnose: Callable, progress: Callable | None = None,
         if not nomatches:
             problems.append(Problem("error", where, "add at least one examples/nomatch-*.log: "
                                                     "a near-miss (same message, other cause)"))
-        problems += _check_real_examples(ref, where, matches, nomatches)
+        metas = {log: read_sidecar(log) for log in matches + nomatches}  # each sidecar read once
+        problems += _check_real_examples(where, [metas[m] for m in matches],
+                                         [metas[n] for n in nomatches])
         for log in matches + nomatches:
-            meta = read_sidecar(log)
+            meta = metas[log]
             if not meta.get("source"):
                 problems.append(Problem("error", f"{where}/examples/{log.name}",
                                         f"add {sidecar(log).name} with 'source:' (the URL of the "
@@ -279,18 +281,16 @@ def _is_synthetic(meta: dict) -> bool:
     return str(meta.get("source", "")).strip().lower().startswith("synthetic")
 
 
-def _check_real_examples(ref, where: str, matches, nomatches) -> list[Problem]:
+def _check_real_examples(where: str, metas: list[dict], near: list[dict]) -> list[Problem]:
     """Issue 14: every reference has a real match example (or says, in a synthetic example's
     `no_public_log:`, which public threads were searched and why none has the lines) and a real
     near-miss whose `winner:` is a reference."""
     out = []
-    metas = [read_sidecar(m) for m in matches]
     if metas and all(_is_synthetic(m) for m in metas) and \
             not any(str(m.get("no_public_log") or "").strip() for m in metas):
         out.append(Problem("warning", where, "only synthetic match examples: add a real public log "
                                              "excerpt, or say in a synthetic example's "
                                              "`no_public_log:` which threads were searched"))
-    near = [read_sidecar(n) for n in nomatches]
     if near and not any(not _is_synthetic(m) and expected_winner(m) not in
                         (None, NO_FAILURE, UNEXPLAINED) for m in near):
         out.append(Problem("warning", where, "no real near-miss with a reference as `winner:`: add "
