@@ -6,24 +6,24 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 
-_MEASURE = ("import resource, subprocess, sys\n"
+# the wrapper times the child itself: its own interpreter start is not part of the figure
+_MEASURE = ("import resource, subprocess, sys, time\n"
+            "t = time.perf_counter()\n"
             "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-            "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+            "t = time.perf_counter() - t\n"
+            "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, t)")
 
 
 def run_measured(cmd: list[str], env=None) -> tuple[float, int, int]:
     """Run `cmd` once; return (wall seconds, peak RSS in KiB, exit code). Output is discarded."""
-    start = time.perf_counter()
     res = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - start
-    code, rss = res.stdout.split()
-    return wall, int(rss), int(code)
+    code, rss, wall = res.stdout.split()
+    return float(wall), int(rss), int(code)
 
 
 def median_run(cmd: list[str], repeat: int, env=None) -> tuple[float, int]:

@@ -230,3 +230,27 @@ def test_console_script_and_module(tmp_path):
     res = subprocess.run([sys.executable, "-m", "faultlens", "diagnose", str(tmp_path / "missing.log")],
                          capture_output=True, text=True, env={**env, "PYTHONPATH": str(ROOT / "src")})
     assert res.returncode == 3 and res.stderr.startswith("faultlens: error:")
+
+
+def test_only_the_named_command_is_built_and_every_command_still_parses(capsys):
+    """build_parser(argv) builds the named sub-command in full and only the name and help line
+    of the others: the top-level help and the unknown-command error still list every command,
+    and each command's own --help works."""
+    from faultlens.cli import build_parser
+
+    full = build_parser()
+    names = list(full._subparsers._group_actions[0].choices)
+    assert {"diagnose", "refs", "lint", "eval", "origin", "serve", "scan"} <= set(names)
+    for argv in (["diagnose", "x.log"], ["--catalogue", "diagnose", "refs", "list"]):
+        p = build_parser(argv)
+        assert list(p._subparsers._group_actions[0].choices) == names
+    assert build_parser(["diagnose", "x.log"]).format_help() == full.format_help()
+    args = build_parser(["diagnose", "--top", "2", "x.log"]).parse_args(["diagnose", "--top", "2", "x.log"])
+    assert args.top == 2 and args.files == ["x.log"]
+    for name in names:
+        with pytest.raises(SystemExit) as exc:
+            main([name, "--help"])
+        assert exc.value.code == 0, name
+        assert f"usage: faultlens {name}" in capsys.readouterr().out
+    code, _out, err = run(capsys, "no-such-command")
+    assert code == 2 and all(f"'{n}'" in err for n in names)

@@ -250,3 +250,29 @@ def test_issue13_item6_split_keeps_every_byte_and_line_number(lengths):
     for piece, number in zip(out, first_numbers):
         assert number == line
         line += piece.count(b"\n")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 3000), min_size=1, max_size=30), st.integers(1, 64))
+def test_reads_that_start_small_and_grow_keep_every_byte_and_line_number(lengths, first):
+    """Reads start at FIRST_CHUNK bytes and double up to chunk_size (a paste does not zero a
+    buffer of megabytes): while the buffer grows, carried-over bytes and line numbers survive."""
+    from faultlens.logs import reader
+
+    data = b"".join(b"x" * n + b"\n" for n in lengths)
+    old = reader.FIRST_CHUNK
+    reader.FIRST_CHUNK = first
+    try:
+        out, first_numbers = [], []
+        stats = ReadStats(name="x")
+        for buf, start, end, line_no in iter_blocks(data, stats, chunk_size=4096, max_line=700):
+            out.append(bytes(buf[start:end]))
+            first_numbers.append(line_no)
+    finally:
+        reader.FIRST_CHUNK = old
+    assert b"".join(out) == data and stats.lines == len(lengths)
+    assert all(len(x) <= 700 for piece in out for x in piece.split(b"\n"))
+    line = 1
+    for piece, number in zip(out, first_numbers):
+        assert number == line
+        line += piece.count(b"\n")

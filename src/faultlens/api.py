@@ -82,7 +82,7 @@ def build_report(scanner: Scanner, scans: list, env: dict | None = None, *,
             obs.facts[key] = str(value)
             from_env.append(key)
     order = LineOrder(obs, [])
-    cands = [evaluate(ref, obs, order) for ref in scanner.catalogue.references]
+    cands = _candidates(scanner.catalogue, obs, order)
     diagnoses = rank(cands, obs)
     unexplained = _unexplained(scanner, obs, cands, diagnoses)
     inputs = []
@@ -96,12 +96,30 @@ def build_report(scanner: Scanner, scans: list, env: dict | None = None, *,
                                                 "UTF-8 and were decoded with replacement characters",))
     report = Report(inputs=tuple(inputs), diagnoses=tuple(diagnoses), facts=dict(obs.facts),
                     tracebacks=tuple(obs.tracebacks), catalogue_digest=scanner.catalogue.digest,
-                    reference_count=len(scanner.catalogue.references), unexplained=unexplained,
+                    reference_count=len(scanner.catalogue), unexplained=unexplained,
                     environment_facts=tuple(sorted(from_env)))
     if origins and (report.diagnoses or report.unexplained):
         from .origins.attach import attach
         report = attach(report)
     return report
+
+
+def _candidates(cat, obs, order) -> list:
+    """Every reference that can rank: those with a line in the log (and the few whose
+    fingerprint needs none), then the siblings of those that match, which their diagnoses
+    explain away. A reference with no line in the log cannot match, so it is not evaluated
+    (nor unpickled); catalogue order is kept."""
+    pos = {rid: i for i, rid in enumerate(cat.ids)}
+    todo = {rid for rid, _name in obs.signals} | set(cat.unconditional)
+    done: dict[str, object] = {}
+    while todo:
+        for rid in todo:
+            ref = cat.get(rid)
+            if ref is not None:
+                done[rid] = evaluate(ref, obs, order)
+        todo = {sib.id for rid in todo if rid in done and (done[rid].matched or done[rid].possible)
+                for sib in done[rid].ref.siblings} - done.keys()
+    return [done[rid] for rid in sorted(done, key=pos.__getitem__)]
 
 
 def _unexplained(scanner: Scanner, obs, cands, diagnoses) -> tuple:
@@ -121,7 +139,8 @@ def _unexplained(scanner: Scanner, obs, cands, diagnoses) -> tuple:
                     partial.setdefault((ln.file, ln.number), []).append(c.ref.id)
 
     def sim():  # built only when a line is named: it costs a pass over the catalogue
-        return unexplained_mod.similarity_for(scanner.catalogue.digest, scanner.catalogue.references)
+        return scanner.similarity or unexplained_mod.similarity_for(scanner.catalogue.digest,
+                                                                    scanner.catalogue.references)
 
     confirmed = any(d.status == "confirmed" and d.severity == "failure" for d in diagnoses)
     return unexplained_mod.find(obs, explained, templates, diagnosed, confirmed, sim, partial)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+import pickle
 from functools import cached_property
 from pathlib import Path
 
@@ -34,16 +34,59 @@ SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).parent / "schema" / "reference-v1.json"
 
 
-@dataclass(frozen=True)
 class Catalogue:
-    root: str
-    digest: str
-    references: tuple[Reference, ...]
+    """The validated references, immutable.
+
+    Pickled (in the scanner cache) as one blob per reference: a warm `faultlens diagnose`
+    unpickles only the references its log matched (`get`), not the whole catalogue, so the cost of
+    loading it does not grow with the catalogue. `references` and `by_id` give every reference.
+    """
+
+    def __init__(self, root: str, digest: str, references: tuple[Reference, ...]):
+        self.root = root
+        self.digest = digest
+        self._refs: dict[str, Reference] = {ref.id: ref for ref in references}
+        self._ids = tuple(self._refs)
+        self._blobs: dict[str, bytes] = {}
+        self.unconditional = tuple(ref.id for ref in references
+                                   if not ref.fingerprint.all and not ref.fingerprint.any)
+        """References whose fingerprint requires no line: evaluated on every log."""
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Every reference id, in catalogue order (no reference is unpickled)."""
+        return self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def get(self, ref_id: str) -> Reference | None:
+        """One reference by id, unpickled on first use; None when there is no such reference."""
+        ref = self._refs.get(ref_id)
+        if ref is None and ref_id in self._blobs:
+            ref = self._refs[ref_id] = pickle.loads(self._blobs.pop(ref_id))
+        return ref
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        return tuple(self.get(rid) for rid in self._ids)
 
     @cached_property
     def by_id(self) -> dict[str, Reference]:
         """References by id (computed once; the catalogue is immutable)."""
-        return {ref.id: ref for ref in self.references}
+        return {rid: self.get(rid) for rid in self._ids}
+
+    def __getstate__(self) -> dict:
+        blobs = dict(self._blobs)
+        for rid, ref in self._refs.items():
+            blobs[rid] = pickle.dumps(ref, protocol=pickle.HIGHEST_PROTOCOL)
+        return {"root": self.root, "digest": self.digest, "ids": self._ids, "blobs": blobs,
+                "unconditional": self.unconditional}
+
+    def __setstate__(self, state: dict) -> None:
+        self.root, self.digest = state["root"], state["digest"]
+        self._ids, self._blobs, self._refs = state["ids"], state["blobs"], {}
+        self.unconditional = state["unconditional"]
 
 
 def default_root() -> Path:
@@ -74,6 +117,24 @@ def digest_of(root: Path, files: list[Path] | None = None) -> str:
         h.update(b"\0")
         h.update(path.read_bytes())
         h.update(b"\0")
+    return h.hexdigest()[:20]
+
+
+def stat_signature(root: Path) -> str:
+    """sha256 over every reference file's relative path, size and modification time: what the
+    scanner cache is keyed on, so a warm run stats the catalogue instead of reading it."""
+    if not root.is_dir():
+        reference_files(root)  # raises the clear error
+    h = hashlib.sha256(f"schema{SCHEMA_VERSION}".encode())
+    for cat in sorted(os.scandir(root), key=lambda e: e.name):
+        if not cat.is_dir():
+            continue
+        for ref in sorted(os.scandir(cat.path), key=lambda e: e.name):
+            try:
+                st = os.stat(os.path.join(ref.path, "reference.yaml"))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            h.update(f"{cat.name}/{ref.name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return h.hexdigest()[:20]
 
 

@@ -46,13 +46,52 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Ignored:
+    """Stands in for the parser of a command that is not being run: swallows its arguments."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: _Ignored()
+
+
+class _OnlyCommand:
+    """Subparsers that build only the command being run. Every other command still gets its
+    name and help line (so `faultlens --help` and the unknown-command error list them all); its
+    options are not built, which keeps a small diagnosis fast."""
+
+    def __init__(self, sub, wanted: str | None):
+        self.sub, self.wanted = sub, wanted
+
+    def add_parser(self, name: str, **kwargs):
+        if self.wanted is None or self.wanted == name:
+            return self.sub.add_parser(name, **kwargs)
+        self.sub.add_parser(name, help=kwargs.get("help"))
+        return _Ignored()
+
+
+def _command_in(argv: list[str]) -> str | None:
+    """The sub-command named on the command line, or None (then every parser is built)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--catalogue":
+            skip = True
+        elif arg == "--":
+            return None
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with `argv`, only the sub-command it names is built in full."""
     p = _Parser(prog="faultlens", description=DESCRIPTION, epilog=EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"faultlens {__version__}")
     p.add_argument("--catalogue", metavar="DIR",
                    help="catalogue folder (default: $FAULTLENS_CATALOGUE or the bundled one)")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = _OnlyCommand(p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser),
+                       None if argv is None else _command_in(argv))
 
     d = sub.add_parser("diagnose", help="diagnose a job's log(s): the main job",
                        description="Diagnose the logs of one job (several files = one job, e.g. one "
@@ -308,7 +347,8 @@ COMMANDS = {"diagnose": cmd_diagnose, "refs": cmd_refs, "lint": cmd_lint}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()

@@ -53,6 +53,9 @@ class Scanner:
     single_db_bytes: bytes = b""
     """The same patterns, every one with single-match flags: big blocks are scanned with it in
     small parts first, and only the parts that hold needed hits again with `database`."""
+    similarity: object = None
+    """The TF-IDF index that names the references nearest an unexplained line (built with the
+    scanner and cached with it, so naming a line does not unpickle the whole catalogue)."""
     _db: object = field(default=None, repr=False, compare=False)
     _single_db: object = field(default=None, repr=False, compare=False)
     _re: dict = field(default_factory=dict, repr=False, compare=False)
@@ -175,8 +178,11 @@ def build(cat: catalogue_mod.Catalogue) -> Scanner:
                      or (kind == "fact" and o in many) for kind, o, n in own) for own in owners]
     db_bytes = hyperscan.dumpb(hs_compile(expressions, every_hit))
     single_db_bytes = hyperscan.dumpb(hs_compile(expressions, [False] * len(expressions)))
+    from .unexplained import Similarity
+
     return Scanner(catalogue=cat, expressions=expressions, owners=owners, every_hit=every_hit,
-                   facts=facts, gpus=gpus, db_bytes=db_bytes, single_db_bytes=single_db_bytes)
+                   facts=facts, gpus=gpus, db_bytes=db_bytes, single_db_bytes=single_db_bytes,
+                   similarity=Similarity(cat.references))
 
 
 def cache_dir() -> Path:
@@ -187,7 +193,7 @@ def cache_dir() -> Path:
 
 def _cache_key(root: Path) -> str:
     h = hashlib.sha256()
-    h.update(catalogue_mod.digest_of(root).encode())
+    h.update(catalogue_mod.stat_signature(root).encode())
     h.update(f"engine{ENGINE_VERSION}".encode())
     for name in ("patterns.yaml", "gpus.yaml"):
         h.update((FACTS_DIR / name).read_bytes())

@@ -22,6 +22,7 @@ from ..errors import InputError
 CHUNK_SIZE = 8 << 20
 MAX_LINE = 1 << 20
 BINARY_PROBE = 64 << 10
+FIRST_CHUNK = 64 << 10
 BZ2_BLOCK = b"\x31\x41\x59\x26\x53\x59"  # a bzip2 block header follows "BZh<level>"
 
 MAGIC = (
@@ -350,7 +351,10 @@ def iter_blocks(path, stats: ReadStats, chunk_size: int = CHUNK_SIZE,
     memory speed. A line longer than `max_line` is split into pieces that keep its line number.
     """
     stream = open_log(path, stats)
-    buf = bytearray(chunk_size + max_line)
+    # reads start small and double up to chunk_size: a pasted log does not pay for zeroing a
+    # buffer of megabytes, a big one reaches full-size blocks after a few reads
+    chunk = min(chunk_size, FIRST_CHUNK)
+    buf = bytearray(chunk)
     view = memoryview(buf)
     have = 0
     line_no = 1
@@ -358,7 +362,12 @@ def iter_blocks(path, stats: ReadStats, chunk_size: int = CHUNK_SIZE,
     first = True
     try:
         while True:
-            n = _readinto(stream, view[have:have + chunk_size], stats)
+            if len(buf) < have + chunk:  # a new buffer: the consumer copied what it kept
+                grown = bytearray(have + chunk)
+                grown[:have] = view[:have]
+                buf, view = grown, memoryview(grown)
+            n = _readinto(stream, view[have:have + chunk], stats)
+            chunk = min(chunk_size, chunk * 2)
             if first:
                 first = False
                 if not n:
