@@ -89,6 +89,12 @@ import pytest  # noqa: E402
     ("train_loss:  nan", "NaN loss"),
     ("CUDA SETUP: Setup Failed!", "error line"),
     ("*************** EP Error ***************", "error line"),
+    # batch 2026-12-01-f (corpus/ray-train-macos-gloo-uv-accept-sigabrt and
+    # corpus/xformers029-mea-not-enough-values-to-unpack): absl's fatal-signal line, a Python
+    # unpacking error quoted without its exception class
+    ("(RayTrainWorker pid=7315) *** SIGABRT received at time=1734086759 ***", "killed process"),
+    ("Error during memory_efficient_attention: not enough values to unpack (expected 8, got 4) "
+     "with release 0.29 after the update.", "failure message"),
 ])
 def test_failure_line_shapes_beyond_exceptions(demo, line, kind):
     (u,) = demo(f"step 1 loss 2.31\n{line}\n").unexplained
@@ -100,6 +106,8 @@ def test_failure_line_shapes_beyond_exceptions(demo, line, kind):
     "Building wheel for flash-attn (setup.py) ... done",
     "INFO: training finished, no failure found",
     "[I 12-13 17:31:42] loss: 1.25, lr: 2e-05",
+    "Error handling is configured in errors.yaml",
+    "values to unpack: 3 of 3 unpacked",
 ])
 def test_healthy_lines_of_the_same_shapes_are_not_failures(demo, line):
     assert demo(line + "\n").unexplained == ()

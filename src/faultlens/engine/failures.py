@@ -25,7 +25,8 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
               r"terminate called after throwing)|!!! Exception during processing|"
               r"Error occurred when executing \w", "fatal", 3),
     "killed": (r"(?:^|\s)Killed\s*$|killed by signal|Signals\.SIG(?:KILL|SEGV|ABRT|BUS)|"
-               r"Segmentation fault|core dumped|exit code 13[479]\b|signal (?:9|11|6) \(",
+               r"Segmentation fault|core dumped|exit code 13[479]\b|signal (?:9|11|6) \(|"
+               r"\*\*\* SIG[A-Z]+ received at time=",
                "killed process", 3),
     "os_error": (r"exec format error|[Ii]llegal instruction|Bus error|cannot open shared object file|"
                  r"command not found|[Pp]ermission denied|No space left on device|"
@@ -53,7 +54,9 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
                         r"out of memory|\bOOM\b|\bKilled\b|\bstuck\b|\bhangs?\b|timed out|"
                         r"has no attribute|had an illegal value|[Rr]esource exhausted|"
                         r"is required (?:for|to)\b|died unexpectedly|crashed\b|"
-                        r"unexpectedly (?:died|exited|terminated)",
+                        r"unexpectedly (?:died|exited|terminated)|"
+                        r"(?:not enough|too many) values to unpack|"
+                        r"\bError (?:during|while|when|in) [\w.]+[^\n]{0,120}: \S",
                         "failure message", 6),
     "native_backtrace": (r"^#\d+\s+0x[0-9a-fA-F]+ in \S", "native backtrace", 6),
 }
