@@ -109,24 +109,32 @@ class Probe:
 
 @dataclass(frozen=True)
 class Fix:
+    """One step of a fix: what to do, and why it works."""
+
     do: str
     why: str = ""
 
 
 @dataclass(frozen=True)
 class Sibling:
+    """A look-alike reference, and what tells the two apart."""
+
     id: str
     distinguish: str
 
 
 @dataclass(frozen=True)
 class Source:
+    """A public source of a reference, and what it shows."""
+
     url: str
     note: str = ""
 
 
 @dataclass(frozen=True)
 class Fingerprint:
+    """Which signals a log must show (all, any), which support or rule out, and their order."""
+
     all: tuple[str, ...] = ()
     any: tuple[str, ...] = ()
     support: tuple[str, ...] = ()
@@ -150,6 +158,8 @@ class Variant:
 
 @dataclass(frozen=True)
 class Reference:
+    """One error reference of the catalogue: a failure class, its fingerprint, checks and fix."""
+
     id: str
     title: str
     category: str
@@ -204,6 +214,8 @@ class Prefix:
 
 @dataclass(frozen=True)
 class Line:
+    """One log line: file, 1-based number, text, and the prefix the reader parsed."""
+
     file: str
     number: int
     text: str
@@ -213,6 +225,8 @@ class Line:
 
 @dataclass(frozen=True)
 class Frame:
+    """One frame of a Python traceback."""
+
     path: str
     line: int
     function: str
@@ -220,6 +234,8 @@ class Frame:
 
 @dataclass(frozen=True)
 class Traceback:
+    """A Python traceback found in a log: its frames and the exception line that ends it."""
+
     file: str
     start: int
     """Line number of the `Traceback (most recent call last):` header."""
@@ -238,6 +254,8 @@ class Traceback:
 
 @dataclass(frozen=True)
 class Evidence:
+    """A log line that supports a diagnosis, with the signal it matched."""
+
     file: str
     line: int
     text: str
@@ -250,6 +268,8 @@ class Evidence:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """The outcome of one check of a reference against the log."""
+
     id: str
     text: str
     status: str
@@ -258,12 +278,16 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class Rejection:
+    """Why a look-alike reference ranks below a diagnosis."""
+
     id: str
     reason: str
 
 
 @dataclass(frozen=True)
 class Diagnosis:
+    """One candidate of the differential diagnosis, ranked, with its evidence, checks and fix."""
+
     id: str
     title: str
     category: str
@@ -289,6 +313,8 @@ class Diagnosis:
 
 @dataclass(frozen=True)
 class Nearest:
+    """A reference whose messages resemble an unexplained line, with the similarity."""
+
     id: str
     score: float
     """Similarity of the line to the reference's own messages, 0..1."""
@@ -316,6 +342,8 @@ class Unexplained:
 
 @dataclass(frozen=True)
 class InputFile:
+    """One input of a diagnosis: path, size, lines, compression, reader warnings."""
+
     path: str
     bytes: int
     lines: int
@@ -325,6 +353,8 @@ class InputFile:
 
 @dataclass(frozen=True)
 class Report:
+    """The result of diagnosing one job: inputs, ranked diagnoses, facts, unexplained lines."""
+
     inputs: tuple[InputFile, ...]
     diagnoses: tuple[Diagnosis, ...]
     facts: dict[str, str]
