@@ -97,3 +97,40 @@ def test_shipped_index_traces_the_bundled_example():
     report = diagnose(ROOT / "examples" / "vllm-nvfp4-emulation-crash.log")
     origins = {e.origin.project for e in report.diagnoses[0].evidence if e.origin}
     assert {"vllm", "torch"} <= origins
+
+
+# --- lint's regex fallback: a regex that spells out only part of a message ---------------------
+
+@pytest.mark.parametrize("regex, runs", [
+    # TensorRT's archive assertion: the first alternative is all literal text, the second is not
+    (r"Size specified in header does not match archive size|sizeRead == static_cast(<[a-z0-9_]+>)?"
+     r"\(mEnd - mCurrent\) failed", ["Size specified in header does not match archive size"]),
+    (r"(?:Tensors must be CUDA and dense)", ["Tensors must be CUDA and dense"]),
+    # the literal run is a minority of what the alternative requires: a template that holds it
+    # would not print this message (ray's 'is deprecated and will be removed in the future')
+    (r"(LLAMA|WHISPER)_(CUBLAS|CUDA) is (deprecated and will be removed in the future|removed)", []),
+    (r"Could not find any (nv|NVIDIA) (files|binaries|libraries|devices) on this host", []),
+    (r"size mismatch for [\w.]+: copying a param", []),
+])
+def test_literal_runs_name_a_template_only_when_they_carry_the_message(regex, runs):
+    from faultlens.origins.coverage import literal_runs
+
+    assert literal_runs(regex) == runs
+
+
+def test_a_signal_whose_example_wording_is_not_indexed_still_finds_its_template(fake_index, tmp_path):
+    """An example line in a wording no indexed release prints (an older release's) no longer hides
+    the template the signal's regex also matches: lint does not ask for origin: none."""
+    from types import SimpleNamespace
+
+    from faultlens.origins.coverage import signal_origins
+
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "match-old.log").write_text("Checkpoint path /ckpt/7 is missing\n")
+    sig = SimpleNamespace(name="missing", level="error", kind="line", origin="",
+                          regex=r"Checkpoint path \S+ (does not exist or is not a directory|is missing)")
+    ref = SimpleNamespace(id="demo", path=str(tmp_path), signals={"missing": sig})
+    assert fake_index.candidates("Checkpoint path /ckpt/7 is missing", limit=3) == []
+    [so] = signal_origins(ref, fake_index)
+    assert so.lines == ("Checkpoint path /ckpt/7 is missing",)
+    assert so.origins and {o.project for o in so.origins} == {"fakepkg"}

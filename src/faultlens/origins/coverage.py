@@ -62,20 +62,117 @@ _REGEX_WORD = re.compile(r"(?<![\\\w])[A-Za-z_][A-Za-z0-9_]{2,}")
 FILLERS = ("0", "1", "x", "cuda:0", "1.00 GiB")
 
 
+MIN_RUN = 12
+"""A literal run of the regex this long, found verbatim in a template, names that template."""
+RUN_SHARE = 0.7
+"""...when it is at least this share of the literal text of its alternative of the regex."""
+_META_RUN = re.compile(r"\\[dDsSwWbB]|[\\^$.|?*+()\[\]{}]")
+
+
+def _branches(regex: str) -> list[str]:
+    """The regex's top-level alternatives (one outer group around all of it is looked through)."""
+    body = regex
+    while body.startswith(("(?:", "(")) and _closes_at_end(body):
+        body = body[3:-1] if body.startswith("(?:") else body[1:-1]
+    out, depth, cls, cur, i = [], 0, False, "", 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            cur += body[i:i + 2]
+            i += 2
+            continue
+        if cls:
+            cls = c != "]"
+        elif c == "[":
+            cls = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+            i += 1
+            continue
+        cur += c
+        i += 1
+    return out + [cur]
+
+
+def _closes_at_end(body: str) -> bool:
+    """Whether the group opened at body[0] closes at its last character."""
+    depth, cls, i = 0, False, 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            i += 2
+            continue
+        if cls:
+            cls = c != "]"
+        elif c == "[":
+            cls = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i == len(body) - 1
+        i += 1
+    return False
+
+
+def literal_runs(regex: str, min_len: int = MIN_RUN) -> list[str]:
+    """Runs of literal text that carry most of one alternative of the regex (at least RUN_SHARE of
+    its literal characters, at least `min_len` characters and three words or 20 characters), so
+    that a template holding the run prints that alternative's message. Longest first."""
+    found = set()
+    for branch in _branches(regex):
+        plain = re.sub(r"\[[^\]]*\]|\{\d+(,\d*)?\}", "|", branch)
+        runs = [r.strip() for r in _META_RUN.split(plain)]
+        total = sum(len(r) for r in runs)
+        for r in runs:
+            if len(r) >= min_len and (len(r.split()) >= 3 or len(r) >= 20) \
+                    and len(r) >= RUN_SHARE * total:
+                found.add(r)
+    return sorted(found, key=len, reverse=True)
+
+
 def regex_origins(regex: str, index: OriginIndex, limit: int = 3) -> list[tuple[Origin, str]]:
-    """Templates the regex matches once their placeholders are filled with a plausible value:
-    for signals no example line shows (a wording of another release, say)."""
+    """Templates the regex matches once their placeholders are filled with a plausible value, or
+    that hold one of its long literal runs verbatim (a regex that matches only the head of a
+    message, or adds a log prefix): for signals no example line shows, or whose example lines
+    are in a wording the indexed releases do not print."""
     rx = re.compile(regex)
     words = sorted({w.lower() for w in _REGEX_WORD.findall(regex)})
     if not words:
         return []
+    runs = literal_runs(regex)
     out = []
     for origin, template in index.by_key_words(words):
-        if any(rx.search(render(template, [f] * template.count(WILD))) for f in FILLERS):
+        if any(rx.search(render(template, [f] * template.count(WILD))) for f in FILLERS) \
+                or any(r in template for r in runs):
             out.append((origin, template))
             if len(out) >= limit:
-                break
+                return out
+    if runs:  # the template's rarest words may lie outside what the regex spells out
+        for origin, template in _by_first_key(index, words):
+            if any(r in template for r in runs):
+                out.append((origin, template))
+                if len(out) >= limit:
+                    break
     return out
+
+
+def _by_first_key(index: OriginIndex, words: list[str], limit: int = 4000) -> list[tuple[Origin, str]]:
+    """Templates whose rarest word is among `words`, whatever their second rarest."""
+    marks = ",".join("?" * len(words))
+    ids = [r[0] for r in index._rows(f"SELECT id FROM keys WHERE key1 IN ({marks}) LIMIT ?",
+                                     (*words, limit))]
+    if not ids:
+        return []
+    rows = index._rows("SELECT project, path, line, function, kind, releases, template "
+                       f"FROM messages WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))
+    return [(index._origin(r), r[6]) for r in rows]
 
 
 def signal_origins(ref, index: OriginIndex, with_misses: bool = False) -> list[SignalOrigins]:
@@ -91,7 +188,7 @@ def signal_origins(ref, index: OriginIndex, with_misses: bool = False) -> list[S
             for score, origin, template in index.candidates(line, limit=3):
                 found.setdefault((origin.project, origin.path, origin.function, template),
                                  (origin, template, line))
-        if not lines:
+        if not found:  # no example line, or one in a wording no indexed release prints
             for origin, template in regex_origins(sig.regex, index):
                 found.setdefault((origin.project, origin.path, origin.function, template),
                                  (origin, template, ""))
