@@ -274,3 +274,87 @@ def test_shipped_index_knows_the_device_plugins_lower_case_nvml_wording():
                                          "ERROR_LIBRARY_NOT_FOUND")])
     assert best.project == "k8s-device-plugin" and best.function == "getResourceManagers"
     assert "v0.20.0" in best.releases and "v0.12.3" not in best.releases
+
+
+# ---- messages named, built or classed elsewhere, and prefix labels -----------------------------
+
+def test_python_constant_message_exception_class_and_message_builder():
+    from faultlens.origins.extract import module_of
+    src = (FIXTURES / "fakepkg-2.0" / "errors.py").read_text()
+    by_template = {f.template: f for f in python_messages(src, module_of("fakepkg/errors.py"))}
+    first = by_template[f"The detected CUDA version ({WILD}) mismatches the version that was used "
+                        "to compile"]
+    assert (first.kind, first.function) == ("raise RuntimeError", "check_cuda_version")
+    cls = by_template["fakepkg.errors.ChildFailedError"]
+    assert (cls.kind, cls.line) == ("exception class", 7)
+    # without a module name no class is indexed (a script's classes have none)
+    assert not any(f.kind == "exception class" for f in python_messages(src))
+    built = {f.template: f for f in python_messages(
+        (FIXTURES / "fakepkg-2.0" / "nvfp4.py").read_text())}
+    msg = built[f"Using '{WILD}' NvFp4 MoE backend out of potential backends: {WILD}."]
+    assert (msg.kind, msg.function) == ("message", "select_nvfp4_moe_backend._make_log_backend")
+    assert module_of("torch/distributed/elastic/multiprocessing/errors/__init__.py") == \
+        "torch.distributed.elastic.multiprocessing.errors"
+    assert module_of("fakepkg/kernels.cu") is None
+
+
+def test_c_string_macro_from_another_file_message_table_and_strerror():
+    builder = load_builder()
+    folder = FIXTURES / "fakepkg-2.0"
+    members = [(f"src/{f.name}", f.stat().st_size, (lambda f=f: open(f, "rb")))
+               for f in sorted(folder.iterdir()) if f.suffix in (".c", ".h")]
+    rows = {r[0]: r for r in builder.scan_members(members, {})}
+    assert rows[f"CUDA error: {WILD}"][4] == "log.error"  # the #else branch, the default build
+    assert rows["Invalid generic resource (gres) specification"][4] == "message table"
+    assert f"Unable to create step for job {WILD}: {WILD}" in rows
+    # without the macros the label is unknown and nothing is indexed for that call
+    assert not any("error: " in t for t in templates(c_messages(
+        (folder / "errtab.c").read_text())))
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("CUDA error: ", f"CUDA error: {WILD}"),
+    ("Expected: ", None),            # one word: too generic to be a label
+    ("std::string error: ", None),   # a signature, not a label
+    ("CUDA error", None),            # no value follows
+])
+def test_binary_prefix_labels(raw, expected):
+    assert binary_string_message(raw) == expected
+
+
+def test_prefix_label_counts_only_where_it_starts_the_message(tmp_path):
+    releases = {"1.0": [(f"CUDA error: {WILD}", "lib/libfake_cuda.so", 0, "", "string")]}
+    specs = {"fakepkg": {"repo": "example/fakepkg", "licence": "MIT", "pip": "fakepkg"}}
+    index = OriginIndex(write_index({"fakepkg": releases}, specs, tmp_path))
+    hits = index.lookup([
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "CUDA error: no kernel image is available for execution on the device",
+        "this looks like a CUDA error: maybe the driver",
+        "CUDA error: ",
+    ])
+    assert [bool(h) for h in hits] == [True, True, False, False]
+
+
+def test_the_template_from_the_file_the_logger_names_and_with_more_literal_text_wins(index):
+    # a real vLLM line (corpus/nvfp4 examples): rocm.py's generic "Using … backend out of
+    # potential backends: …." also matches it, with fewer literal characters
+    line = ("(EngineCore pid=214) INFO 06-11 14:20:41 [nvfp4.py:285] Using 'FLASHINFER_CUTLASS' "
+            "NvFp4 MoE backend out of potential backends: ['FLASHINFER_TRTLLM', "
+            "'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTEDSL_BATCHED', 'FLASHINFER_CUTLASS', "
+            "'VLLM_CUTLASS', 'MARLIN'].")
+    found = index.candidates(line)
+    assert [o.path for _, o, _ in found][:2] == ["fakepkg/nvfp4.py", "fakepkg/rocm.py"]
+    # without the logger's file name, literal text alone still ranks the specific one first
+    bare = line.split("] ", 1)[1]
+    assert index.candidates(bare)[0][1].path == "fakepkg/nvfp4.py"
+    # and a line the generic one prints still finds it
+    generic = "INFO [rocm.py:903] Using TRITON_ATTN backend out of potential backends: ['A', 'B']."
+    assert index.candidates(generic)[0][1].path == "fakepkg/rocm.py"
+
+
+def test_matcher_accepts_a_line_that_ends_inside_a_value():
+    t = f"cannot import name {WILD} from {WILD} ({WILD})"
+    line = "ImportError: cannot import name 'get_all_providers' from 'onnxruntime.capi._pybind_state'"
+    assert match(t, line) > 0.2
+    # too little of the message matched to tell
+    assert match(f"Expected {WILD} got {WILD} for the fused weight", "Expected 3 got") == 0.0

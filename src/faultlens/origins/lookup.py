@@ -9,18 +9,35 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Origin
 from . import store
-from .template import WILD, key_tokens, line_tokens, match
+from .template import WILD, is_prefix, key_tokens, line_tokens, match
 
 MAX_LINE = 4000
 """Longer lines are cut before matching: a message is never longer."""
 MIN_COVERED = 16
 """Literal characters a template must cover in the line, unless it covers 40 % of it."""
+_NAMED_FILE = re.compile(r"([A-Za-z_][\w.-]*\.(?:py|pyx|cc|cpp|cu|cuh|c|h|hpp|go|rs)):\d+")
+"""A source file a logger names in its prefix ('[nvfp4.py:285]', 'ggml-cuda.cu:75')."""
+_PREFIX_START = ("", ": ", "] ", "> ", "' ", '" ', "` ")
+
+
+def _prefix_at_start(template: str, line: str) -> bool:
+    """A prefix label ('CUDA error: …') counts only where it starts the message: at the start of
+    the line or after a separator (an exception name, a logger's bracket), with a value after."""
+    label = template[:-1]
+    j = line.find(label)
+    while j >= 0:
+        before = line[max(0, j - 2):j]
+        if (j == 0 or before in _PREFIX_START[1:]) and line[j + len(label):].strip():
+            return True
+        j = line.find(label, j + 1)
+    return False
 
 
 @dataclass(frozen=True)
@@ -76,17 +93,22 @@ class OriginIndex:
             "SELECT project, path, line, function, kind, releases, template, key2 FROM messages "
             f"WHERE id IN ({','.join('?' * len(ids))})", tuple(ids)) if ids else []
         scored = []
+        named = {m.lower() for m in _NAMED_FILE.findall(line)}
         for row in rows:
             template = row[6]
             score = match(template, line)
             if not score:
                 continue
             covered = len(template.replace(WILD, ""))
-            if covered < MIN_COVERED and score < 0.4:
+            if covered < MIN_COVERED and score < 0.4 and not (
+                    is_prefix(template) and _prefix_at_start(template, line)):
                 continue
-            # rank: coverage of the line, then source over a library's bare string, then
-            # more releases (the long-lived wording), then the newest line
-            rank = (round(score, 3), row[4] != "string", len(row[5].split(",")))
+            # rank: a template from the file the line's logger names, then how many of the
+            # line's characters its literal text matches (a specific template over a generic
+            # one), then source over a library's bare string, then more releases (the
+            # long-lived wording), then the newest line
+            in_named = bool(named) and row[1].rsplit("/", 1)[-1].lower() in named
+            rank = (in_named, round(score, 3), row[4] != "string", len(row[5].split(",")))
             scored.append((rank, row))
         scored.sort(key=lambda x: x[0], reverse=True)
         out, seen = [], set()
@@ -95,7 +117,7 @@ class OriginIndex:
             if key in seen:
                 continue
             seen.add(key)
-            out.append((rank[0], self._origin(row), row[6]))
+            out.append((rank[1], self._origin(row), row[6]))
             if len(out) >= limit:
                 break
         return out

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .template import key_tokens
+from .template import is_prefix, key_tokens
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 INDEX_NAME = "origins.sqlite.gz"
@@ -78,7 +78,10 @@ def aggregate(releases: dict[str, dict[str, list]]) -> tuple[dict[str, list[str]
                 entry["line"] = line
     # libraries a wheel vendors (auditwheel names them lib-<hash>.so) are not the project's
     merged = {k: e for k, e in merged.items() if not (k[3] == "string" and _VENDORED.search(k[1]))}
-    sourced = {k[4] for k in merged if k[3] != "string"}
+    sourced = {k[4] for k in merged if k[3] != "string" and not is_prefix(k[4])}
+    # a prefix label ('CUDA error: …') is common to several projects: each library keeps its own
+    # unless the same project's source names it
+    sourced |= {(k[0], k[4]) for k in merged if k[3] != "string" and is_prefix(k[4])}
     owner: dict[str, int] = {}
     for k in merged:
         if k[3] == "string" and k[0] in STRING_OWNERS:
@@ -87,7 +90,8 @@ def aggregate(releases: dict[str, dict[str, list]]) -> tuple[dict[str, list[str]
     rows = []
     for (project, path, function, kind, template), e in merged.items():
         rank = STRING_OWNERS.index(project) if project in STRING_OWNERS else len(STRING_OWNERS)
-        if kind == "string" and (template in sourced or owner.get(template, rank) < rank):
+        if kind == "string" and (template in sourced or (project, template) in sourced or
+                                 owner.get(template, rank) < rank):
             continue
         rows.append((project, path, e["line"], function, kind, template, ",".join(e["releases"])))
     return ordered, rows
