@@ -358,3 +358,25 @@ def test_matcher_accepts_a_line_that_ends_inside_a_value():
     assert match(t, line) > 0.2
     # too little of the message matched to tell
     assert match(f"Expected {WILD} got {WILD} for the fused weight", "Expected 3 got") == 0.0
+
+
+def test_prefix_label_after_a_cpp_exception_header(tmp_path):
+    releases = {"1.0": [(f"CUDA error: {WILD}", "lib/libfake_cuda.so", 0, "", "string")]}
+    specs = {"fakepkg": {"repo": "example/fakepkg", "licence": "MIT", "pip": "fakepkg"}}
+    index = OriginIndex(write_index({"fakepkg": releases}, specs, tmp_path))
+    assert index.lookup(["  what():  CUDA error: an illegal memory access was encountered"])[0]
+
+
+def test_after_a_python_exception_header_a_raise_beats_a_c_logger(tmp_path):
+    # two projects print the label: a Python package's library (raised as an exception) and a
+    # C library's logger
+    releases = {"fakepkg": {"1.0": [(f"CUDA error: {WILD}", "lib/libfake_cuda.so", 0, "",
+                                     "string")]},
+                "fakecpp": {"1.0": [(f"CUDA error: {WILD}", "src/fake-cuda.cu", 84,
+                                     "fake_cuda_error", "log.error")]}}
+    specs = {p: {"repo": f"example/{p}", "licence": "MIT", "pip": p} for p in releases}
+    index = OriginIndex(write_index(releases, specs, tmp_path))
+    [[raised, *_], [logged, *_]] = index.lookup([
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "CUDA error: an illegal memory access was encountered"])
+    assert raised.path == "lib/libfake_cuda.so" and logged.path == "src/fake-cuda.cu"

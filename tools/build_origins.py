@@ -43,6 +43,7 @@ LINUX = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_6
 MAC = ["macosx_14_0_arm64"]
 MIRROR = Path("/work/.mirror")
 TMP = None  # set from --work: library strings are read from a temporary copy there
+keep_wheels = False  # --keep-wheels: downloaded wheels stay in <work>/wheels
 WHEEL_DIRS = [Path("/opt/wheels"), Path("/opt/pypi-more/files")]
 """Wheels already on this machine (and <work>/wheels) are used before downloading."""
 
@@ -162,6 +163,14 @@ PROJECTS: dict[str, dict] = {
     "tensorflow": {"pip": "tensorflow", "repo": "tensorflow/tensorflow", "tag": "v{v}",
                        "licence": "Apache-2.0", "binaries": True, "max_binary_mb": 1500,
                        "versions": ["2.12.1", "2.15.1", "2.19.0"]},
+    "numba": {"pip": "numba", "repo": "numba/numba", "tag": "{v}", "licence": "BSD-2-Clause",
+                  "versions": ["0.57.1", "0.59.1", "0.61.2"]},
+    "sympy": {"pip": "sympy", "repo": "sympy/sympy", "tag": "sympy-{v}", "licence": "BSD-3-Clause",
+                  "versions": ["1.12", "1.13.3", "1.14.0"]},
+    "anyio": {"pip": "anyio", "repo": "agronholm/anyio", "tag": "{v}", "prefix": "src/",
+                  "licence": "MIT", "versions": ["3.7.1", "4.4.0", "4.9.0"]},
+    "click": {"pip": "click", "repo": "pallets/click", "tag": "{v}", "prefix": "src/",
+                  "licence": "BSD-3-Clause", "versions": ["8.0.4", "8.1.7", "8.2.1"]},
 }
 ORDER = ["torch", "transformers", "vllm", "nccl", "accelerate", "deepspeed", "bitsandbytes",
          "triton", "peft", "trl", "huggingface_hub", "safetensors", "datasets", "diffusers",
@@ -169,7 +178,7 @@ ORDER = ["torch", "transformers", "vllm", "nccl", "accelerate", "deepspeed", "bi
          "onnxruntime", "ctranslate2", "ray", "lightning", "unsloth", "cpython", "glibc",
          "nvidia-container-toolkit", "k8s-device-plugin", "pip", "docker-compose", "moby",
          "docker-cli", "slurm", "ollama", "text-generation-inference", "open-gpu-kernel-modules",
-         "tensorflow"]
+         "tensorflow", "numba", "sympy", "anyio", "click"]
 
 SKIP_PARTS = {"test", "tests", "testing", "_vendor", "vendor", "third_party", "benchmarks",
               "examples", "docs", "_internal_tests", "idlelib", "lib2to3", "turtledemo",
@@ -212,6 +221,8 @@ def messages_of(path: str, data: bytes | str, module_root: str = "",
 
 PREFIX_MIN = 10
 """Shortest library string read as a prefix label ('CUDA error: ')."""
+PREFIX_MAX_MB = 100
+"""--refresh reads prefix labels from libraries up to this size only."""
 
 
 def library_strings(path: str, open_member, min_len: int = 20,
@@ -241,6 +252,8 @@ def scan_members(members, spec: dict, prefixes_only: bool = False) -> list[tuple
     rows: list[tuple] = []
     c_files: list[tuple[str, str]] = []
     max_bytes = spec.get("max_binary_mb", 1200) * 2**20
+    if prefixes_only:  # labels sit in the small libraries (libc10_cuda.so), not in kernel blobs
+        max_bytes = min(max_bytes, PREFIX_MAX_MB * 2**20)
     root = spec.get("module_root", "")
     for path, size, read in members:
         if not wanted(path):
@@ -359,6 +372,9 @@ def extract_release(project: str, version: str, work: Path, prefixes_only: bool 
     try:
         wheel = pip_fetch(spec, version, dest)
         log(f"  {wheel.name} {wheel.stat().st_size / 2**20:.0f} MB")
+        if keep_wheels:  # a later --refresh reads it again (the folder is --work's, not committed)
+            (work / "wheels").mkdir(exist_ok=True)
+            wheel = wheel.replace(work / "wheels" / wheel.name)
         return scan_members(wheel_members(wheel), spec, prefixes_only)
     finally:
         shutil.rmtree(dest, ignore_errors=True)
@@ -438,6 +454,8 @@ def main() -> int:
     ap.add_argument("projects", nargs="*")
     ap.add_argument("--all", action="store_true")
     ap.add_argument("--merge", action="store_true")
+    ap.add_argument("--keep-wheels", action="store_true",
+                    help="keep downloaded wheels in <work>/wheels for a later --refresh")
     ap.add_argument("--refresh", action="store_true",
                     help="re-read the sources of the projects' cached releases")
     ap.add_argument("--no-binaries", action="store_true",
@@ -447,8 +465,9 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/faultlens-origins"))
     ap.add_argument("--out", type=Path, default=ROOT / "src/faultlens/origins/data")
     a = ap.parse_args()
-    global TMP
+    global TMP, keep_wheels
     TMP = a.work
+    keep_wheels = a.keep_wheels
     a.work.mkdir(parents=True, exist_ok=True)
     names = ORDER if a.all else a.projects
     unknown = [n for n in names if n not in PROJECTS]

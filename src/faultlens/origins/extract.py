@@ -68,12 +68,29 @@ def _py_parts(node: ast.AST, style: str = "", consts: dict | None = None) -> lis
     return [None]
 
 
-def _string_constants(tree: ast.AST) -> dict[str, ast.AST]:
-    """Names assigned exactly once in the file (module or class level) to a string expression."""
+def _function_statements(fn: ast.AST):
+    """The statements of a function, nested blocks included, nested functions and classes not."""
+    todo = list(fn.body)
+    while todo:
+        stmt = todo.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            todo += [s for s in getattr(stmt, field, []) or [] if isinstance(s, ast.AST)]
+
+
+def _string_constants(tree: ast.AST, function: bool = False) -> dict[str, ast.AST]:
+    """Names assigned exactly once to a string expression: in the file (module or class level),
+    or with `function`, in that function's own body (`message = "..."; raise X(message)`)."""
     seen: dict[str, list[ast.AST]] = {}
-    bodies = [tree.body] + [n.body for n in tree.body if isinstance(n, ast.ClassDef)]
+    appended: set[str] = set()
+    bodies = [list(_function_statements(tree))] if function else \
+        [tree.body] + [n.body for n in tree.body if isinstance(n, ast.ClassDef)]
     for body in bodies:
         for stmt in body:
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                appended.add(stmt.target.id)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
                     isinstance(stmt.targets[0], ast.Name):
                 seen.setdefault(stmt.targets[0].id, []).append(stmt.value)
@@ -85,8 +102,11 @@ def _string_constants(tree: ast.AST) -> dict[str, ast.AST]:
         v = values[0]
         if len(values) == 1 and (isinstance(v, ast.JoinedStr) or (
                 isinstance(v, ast.Constant) and isinstance(v.value, str)) or (
-                isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add))):
-            out[name] = v
+                isinstance(v, ast.BinOp) and isinstance(v.op, (ast.Add, ast.Mod))) or (
+                isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and
+                v.func.attr == "format" and isinstance(v.func.value, ast.Constant))):
+            # `message += ...` later: the assigned text starts the message, a value follows
+            out[name] = ast.BinOp(v, ast.Add(), ast.Name("_")) if name in appended else v
     return out
 
 
@@ -130,7 +150,14 @@ class _PyVisitor(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node) -> None:
         self.in_function += 1
+        outer = self.consts
+        local = _string_constants(node, function=True)
+        self.consts = {**outer, **local} if local else {k: v for k, v in outer.items()}
+        # a parameter of the function shadows the file's constant of that name
+        for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
+            self.consts.pop(a.arg, None)
         self._scope(node)
+        self.consts = outer
         self.in_function -= 1
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -162,8 +189,10 @@ class _PyVisitor(ast.NodeVisitor):
     def visit_Raise(self, node: ast.Raise) -> None:
         exc = node.exc
         if isinstance(exc, ast.Call) and exc.args:
-            self._add(_py_parts(exc.args[0], "", self.consts), node,
-                      f"raise {_call_name(exc.func)}")
+            # the message is the first argument with text (CudaAPIError(code, msg))
+            parts = [_py_parts(a, "", self.consts) for a in exc.args[:3]]
+            best = next((p for p in parts if any(p)), parts[0])
+            self._add(best, node, f"raise {_call_name(exc.func)}")
         self.generic_visit(node)
 
     def visit_Assert(self, node: ast.Assert) -> None:
