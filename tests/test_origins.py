@@ -380,3 +380,16 @@ def test_after_a_python_exception_header_a_raise_beats_a_c_logger(tmp_path):
         "RuntimeError: CUDA error: an illegal memory access was encountered",
         "CUDA error: an illegal memory access was encountered"])
     assert raised.path == "lib/libfake_cuda.so" and logged.path == "src/fake-cuda.cu"
+
+
+def test_left_out_strings_are_not_indexed_in_any_library(tmp_path):
+    # NCCL links the CUDA runtime statically: its error strings are the runtime's, never indexed
+    rows = [("an illegal memory access was encountered", "nvidia/nccl/lib/libnccl.so.2", 0, "",
+             "string"),
+            (f"NCCL WARN Cuda failure '{WILD}'", "nvidia/nccl/lib/libnccl.so.2", 0, "", "string")]
+    specs = {"nccl": {"repo": "NVIDIA/nccl", "licence": "BSD-3-Clause", "pip": "nccl"}}
+    index = OriginIndex(write_index({"nccl": {"2.21.5": rows}}, specs, tmp_path,
+                                    left_out={"an illegal memory access was encountered"}))
+    assert index.lookup(["CUDA error: an illegal memory access was encountered",
+                         "NCCL WARN Cuda failure 'out of memory'"])[0] == []
+    assert index.lookup(["NCCL WARN Cuda failure 'out of memory'"])[0]

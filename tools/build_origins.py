@@ -64,7 +64,12 @@ PROJECTS: dict[str, dict] = {
     "nccl": {"pip": "nvidia-nccl-cu12", "repo": "NVIDIA/nccl", "licence": "BSD-3-Clause",
                  "binaries": True, "versions": ["2.18.1", "2.21.5", "2.23.4", "2.26.2", "2.27.7"]},
     # not the CUDA runtime: its libraries are closed source under NVIDIA's EULA, and the index
-    # ships with an Apache-2.0 package; its messages are checked against real logs instead
+    # ships with an Apache-2.0 package; its messages are checked against real logs instead.
+    # Its strings are read only to leave them out of the libraries that link it statically
+    # (libnccl.so carries 'an illegal memory access was encountered'): see LEFT_OUT
+    "cuda-runtime": {"pip": "nvidia-cuda-runtime-cu12", "licence": "NVIDIA EULA (not indexed)",
+                         "binaries": True, "versions": ["12.1.105", "12.4.127", "12.6.77",
+                                                     "12.8.90"]},
     # installed on this machine: CPython's standard library and libpython (pyenv), and glibc
     "cpython": {"local": "/root/.pyenv/versions/{v}", "repo": "python/cpython", "tag": "v{v}",
                     "licence": "PSF-2.0", "binaries": True, "module_root": "Lib/",
@@ -180,6 +185,8 @@ ORDER = ["torch", "transformers", "vllm", "nccl", "accelerate", "deepspeed", "bi
          "docker-cli", "slurm", "ollama", "text-generation-inference", "open-gpu-kernel-modules",
          "tensorflow", "numba", "sympy", "anyio", "click"]
 
+LEFT_OUT = ["cuda-runtime"]
+"""Projects whose library strings are never indexed, in any project's library."""
 SKIP_PARTS = {"test", "tests", "testing", "_vendor", "vendor", "third_party", "benchmarks",
               "examples", "docs", "_internal_tests", "idlelib", "lib2to3", "turtledemo",
               "tkinter", "ensurepip", "pydoc_data"}
@@ -446,7 +453,15 @@ def merge(work: Path, out_dir: Path) -> None:
 
     no_binaries = {p: sorted(f.name[:-len(".nobin")] for f in (work / "cache" / p).glob("*.nobin"))
                    for p in releases}
-    write_index(releases, PROJECTS, out_dir, no_binaries)
+    left_out: set[str] = set()
+    for project in LEFT_OUT:
+        found = sorted((work / "cache" / project).glob("*.json.gz"))
+        if not found:
+            raise SystemExit(f"build {project} first: its strings must be left out of the index")
+        for f in found:
+            with gzip.open(f, "rt") as fh:
+                left_out |= {r[0] for r in json.load(fh)}
+    write_index(releases, PROJECTS, out_dir, no_binaries, left_out)
 
 
 def main() -> int:

@@ -62,10 +62,12 @@ def _version_key(v: str):
         return (1, v, v)
 
 
-def aggregate(releases: dict[str, dict[str, list]]) -> tuple[dict[str, list[str]], list[tuple]]:
+def aggregate(releases: dict[str, dict[str, list]], left_out: set[str] | frozenset = frozenset()
+              ) -> tuple[dict[str, list[str]], list[tuple]]:
     """Per-release rows -> (project -> ordered releases, merged rows). A template a compiled
     library carries that source code already names is credited to the source; one several
-    projects' libraries carry, to its owner (STRING_OWNERS), not to every library that copies it."""
+    projects' libraries carry, to its owner (STRING_OWNERS), not to every library that copies it;
+    `left_out`: library strings never indexed (the CUDA runtime's, linked statically by NCCL)."""
     ordered = {p: sorted(r, key=_version_key) for p, r in releases.items()}
     merged: dict[tuple, dict] = {}
     for project, by_release in releases.items():
@@ -77,7 +79,8 @@ def aggregate(releases: dict[str, dict[str, list]]) -> tuple[dict[str, list[str]
                     entry["releases"].append(version)
                 entry["line"] = line
     # libraries a wheel vendors (auditwheel names them lib-<hash>.so) are not the project's
-    merged = {k: e for k, e in merged.items() if not (k[3] == "string" and _VENDORED.search(k[1]))}
+    merged = {k: e for k, e in merged.items() if not (k[3] == "string" and (
+        _VENDORED.search(k[1]) or k[4] in left_out))}
     sourced = {k[4] for k in merged if k[3] != "string" and not is_prefix(k[4])}
     # a prefix label ('CUDA error: …') is common to several projects: each library keeps its own
     # unless the same project's source names it
@@ -98,10 +101,12 @@ def aggregate(releases: dict[str, dict[str, list]]) -> tuple[dict[str, list[str]
 
 
 def write_index(releases: dict[str, dict[str, list]], specs: dict[str, dict], out_dir: Path,
-                no_binaries: dict[str, list[str]] | None = None) -> Path:
+                no_binaries: dict[str, list[str]] | None = None,
+                left_out: set[str] | frozenset = frozenset()) -> Path:
     """Write the index and its manifest. `no_binaries`: per project, releases whose compiled
-    libraries were not read (their library strings are missing, not removed)."""
-    ordered, rows = aggregate(releases)
+    libraries were not read (their library strings are missing, not removed); `left_out`: library
+    strings never indexed (see aggregate)."""
+    ordered, rows = aggregate(releases, left_out)
     # key words come from the start of a message: a line cut short (wrapped) still has them
     tokens_of = {r[5]: key_tokens(r[5], KEY_WITHIN) or key_tokens(r[5]) for r in rows}
     df = Counter(t for toks in tokens_of.values() for t in set(toks))
