@@ -179,6 +179,8 @@ class _PyVisitor(ast.NodeVisitor):
 
     def visit_Return(self, node: ast.Return) -> None:
         v = node.value
+        if isinstance(v, ast.Name) and v.id in self.consts:  # msg = "..."; return msg
+            v = self.consts[v.id]
         if self.in_function and self.stack and _BUILDER.search(self.stack[-1]) and (
                 isinstance(v, ast.JoinedStr) or (isinstance(v, ast.BinOp) and isinstance(
                     v.op, (ast.Add, ast.Mod))) or (isinstance(v, ast.Call) and isinstance(
@@ -292,6 +294,7 @@ _C_CALLS = {
     "logic_error": ("throw", 0, "pieces"),
     "out_of_range": ("throw", 0, "pieces"),
     "Errorf": ("error", 0, "printf"),
+    "Sprintf": ("format", 0, "printf"),  # Go: an Error() method's text
     "New": ("error", 0, "printf"),
     "Warnf": ("log.warning", 0, "printf"),
     "Warningf": ("log.warning", 0, "printf"),
@@ -301,6 +304,8 @@ _C_CALLS = {
     "Error": ("log.error", 0, "printf"),
     "Warning": ("log.warning", 0, "printf"),
 }
+_GO_CALLS = {"Errorf", "New", "Warnf", "Warningf", "Infof", "Fatalf", "Printf", "Error", "Warning",
+             "Sprintf"}
 _C_CALL = re.compile(r"\b(" + "|".join(sorted(_C_CALLS, key=len, reverse=True)) + r")\s*\(")
 _GGML_ASSERT = re.compile(r"\bGGML_ASSERT\s*\(")
 # a message table entry: { ESLURM_INVALID_GRES, "Invalid generic resource (gres) specification" }
@@ -430,11 +435,9 @@ def c_messages(source: str, go: bool = False, defines: dict[str, str] | None = N
 
     for m in _C_CALL.finditer(source):
         kind, skip, style = _C_CALLS[m.group(1)]
-        if go and m.group(1) not in ("Errorf", "New", "Warnf", "Warningf", "Infof", "Fatalf",
-                                     "Printf", "Error", "Warning"):
+        if go and m.group(1) not in _GO_CALLS:
             continue
-        if not go and m.group(1) in ("Errorf", "New", "Warnf", "Warningf", "Infof", "Fatalf",
-                                     "Printf", "Error", "Warning"):
+        if not go and m.group(1) in _GO_CALLS:
             continue
         if m.group(1) in ("error", "fatal", "verbose") and (
                 go or source[m.start() - 1:m.start()] in (".", ">", ":")):
