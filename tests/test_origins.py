@@ -393,3 +393,13 @@ def test_left_out_strings_are_not_indexed_in_any_library(tmp_path):
     assert index.lookup(["CUDA error: an illegal memory access was encountered",
                          "NCCL WARN Cuda failure 'out of memory'"])[0] == []
     assert index.lookup(["NCCL WARN Cuda failure 'out of memory'"])[0]
+
+
+def test_a_prefix_label_gives_no_version_skew():
+    o = Origin("torch", "torch/cuda/_utils.py", 40, "_check_cuda", "raise RuntimeError",
+               ("2.10.0", "2.13.0"), message="CUDA error: …")
+    releases = ["2.1.0", "2.4.0", "2.7.0", "2.10.0", "2.13.0"]
+    assert skew(o, {"torch.version": "2.4.1"}, releases) is None
+    full = Origin("torch", "torch/x.py", 1, "f", "raise RuntimeError", ("2.10.0", "2.13.0"),
+                  message="Unsupported head size: …. Supported sizes are 64 and 128.")
+    assert skew(full, {"torch.version": "2.4.1"}, releases) is not None

@@ -81,10 +81,7 @@ def aggregate(releases: dict[str, dict[str, list]], left_out: set[str] | frozens
     # libraries a wheel vendors (auditwheel names them lib-<hash>.so) are not the project's
     merged = {k: e for k, e in merged.items() if not (k[3] == "string" and (
         _VENDORED.search(k[1]) or k[4] in left_out))}
-    sourced = {k[4] for k in merged if k[3] != "string" and not is_prefix(k[4])}
-    # a prefix label ('CUDA error: …') is common to several projects: each library keeps its own
-    # unless the same project's source names it
-    sourced |= {(k[0], k[4]) for k in merged if k[3] != "string" and is_prefix(k[4])}
+    sourced = {k[4] for k in merged if k[3] != "string"}
     owner: dict[str, int] = {}
     for k in merged:
         if k[3] == "string" and k[0] in STRING_OWNERS:
@@ -93,8 +90,10 @@ def aggregate(releases: dict[str, dict[str, list]], left_out: set[str] | frozens
     rows = []
     for (project, path, function, kind, template), e in merged.items():
         rank = STRING_OWNERS.index(project) if project in STRING_OWNERS else len(STRING_OWNERS)
-        if kind == "string" and (template in sourced or (project, template) in sourced or
-                                 owner.get(template, rank) < rank):
+        # a prefix label ('CUDA error: …') is printed by several projects' code and libraries,
+        # each with its own release list: every one is kept
+        if kind == "string" and not is_prefix(template) and (
+                template in sourced or owner.get(template, rank) < rank):
             continue
         rows.append((project, path, e["line"], function, kind, template, ",".join(e["releases"])))
     return ordered, rows
