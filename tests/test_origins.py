@@ -403,3 +403,15 @@ def test_a_prefix_label_gives_no_version_skew():
     full = Origin("torch", "torch/x.py", 1, "f", "raise RuntimeError", ("2.10.0", "2.13.0"),
                   message="Unsupported head size: …. Supported sizes are 64 and 128.")
     assert skew(full, {"torch.version": "2.4.1"}, releases) is not None
+
+
+def test_a_line_cut_inside_its_first_value_still_finds_the_template(tmp_path):
+    t = (f"To serve at least one request with the model's max seq len ({WILD}), ({WILD} GiB KV "
+         f"cache is needed, which is larger than the available KV cache memory ({WILD} GiB).")
+    specs = {"fakepkg": {"repo": "example/fakepkg", "licence": "MIT", "pip": "fakepkg"}}
+    index = OriginIndex(write_index(
+        {"fakepkg": {"1.0": [(t, "fakepkg/kv.py", 7, "check", "raise ValueError")]}}, specs,
+        tmp_path))
+    # the real corpus line (kaito-mistral-small-kv-cache-too-small), wrapped after the value
+    assert index.lookup(["ValueError: To serve at least one request with the model's max seq "
+                         "len (1048576),"])[0]

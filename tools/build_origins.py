@@ -168,6 +168,11 @@ PROJECTS: dict[str, dict] = {
     "tensorflow": {"pip": "tensorflow", "repo": "tensorflow/tensorflow", "tag": "v{v}",
                        "licence": "Apache-2.0", "binaries": True, "max_binary_mb": 1500,
                        "versions": ["2.12.1", "2.15.1", "2.19.0"]},
+    # XLA's GPU runtime (the BFC allocator, RESOURCE_EXHAUSTED out-of-memory lines) ships in
+    # JAX's CUDA plugin, not in jaxlib
+    "jax-cuda12-pjrt": {"pip": "jax-cuda12-pjrt", "repo": "openxla/xla", "licence": "Apache-2.0",
+                            "binaries": True, "max_binary_mb": 600,
+                            "versions": ["0.4.30", "0.6.2", "0.7.2"]},
     "numba": {"pip": "numba", "repo": "numba/numba", "tag": "{v}", "licence": "BSD-2-Clause",
                   "versions": ["0.57.1", "0.59.1", "0.61.2"]},
     "sympy": {"pip": "sympy", "repo": "sympy/sympy", "tag": "sympy-{v}", "licence": "BSD-3-Clause",
@@ -183,7 +188,7 @@ ORDER = ["torch", "transformers", "vllm", "nccl", "accelerate", "deepspeed", "bi
          "onnxruntime", "ctranslate2", "ray", "lightning", "unsloth", "cpython", "glibc",
          "nvidia-container-toolkit", "k8s-device-plugin", "pip", "docker-compose", "moby",
          "docker-cli", "slurm", "ollama", "text-generation-inference", "open-gpu-kernel-modules",
-         "tensorflow", "numba", "sympy", "anyio", "click"]
+         "tensorflow", "numba", "sympy", "anyio", "click", "jax-cuda12-pjrt"]
 
 LEFT_OUT = ["cuda-runtime"]
 """Projects whose library strings are never indexed, in any project's library."""

@@ -28,9 +28,9 @@ _SPACES = re.compile(r"[ \t]+")
 _PY_EXCEPTION = re.compile(r"(?:^|[\s.(])[A-Z]\w*(?:Error|Exception): ")
 """A Python exception header: the message after it was raised, not printed by a C logger."""
 _PRINTS = ("log.", "printf", "fprintf", "printk")
-_PREFIX_AFTER = ":]>'\"`|"
+_PREFIX_AFTER = ":]>'\"`|-"
 """What may come right before a prefix label (spaces aside): the end of an exception name or a
-logger's prefix ('RuntimeError: ', 'what():  ', '] '), a quote, or nothing."""
+logger's prefix ('RuntimeError: ', 'what():  ', '] ', ' - '), a quote, or nothing."""
 
 
 def _prefix_at_start(template: str, line: str) -> bool:

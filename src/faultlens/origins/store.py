@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .template import is_prefix, key_tokens
+from .template import WILD, is_prefix, key_tokens
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 INDEX_NAME = "origins.sqlite.gz"
@@ -48,6 +48,18 @@ STRING_OWNERS = ["cuda-runtime", "nccl", "glibc", "cpython", "torch"]
 """Who a library string belongs to when several projects' libraries carry it (torch's wheels
 link parts of the CUDA runtime and NCCL statically; extensions inline torch's headers)."""
 _VENDORED = re.compile(r"-[0-9a-f]{8}\.so")
+
+
+def _keys_of(template: str) -> list[str]:
+    """The words a line must hold to be matched against `template`: those before its second
+    placeholder when there are two of them (a line is often cut inside a value: vLLM's 'max seq
+    len (1048576),'), else those of its first KEY_WITHIN characters, else all."""
+    second = template.find(WILD, template.find(WILD) + 1)
+    if second > 0:
+        early = key_tokens(template, min(second, KEY_WITHIN))
+        if len(set(early)) >= 2:
+            return early
+    return key_tokens(template, KEY_WITHIN) or key_tokens(template)
 
 
 class IndexMissing(Exception):
@@ -107,7 +119,7 @@ def write_index(releases: dict[str, dict[str, list]], specs: dict[str, dict], ou
     strings never indexed (see aggregate)."""
     ordered, rows = aggregate(releases, left_out)
     # key words come from the start of a message: a line cut short (wrapped) still has them
-    tokens_of = {r[5]: key_tokens(r[5], KEY_WITHIN) or key_tokens(r[5]) for r in rows}
+    tokens_of = {r[5]: _keys_of(r[5]) for r in rows}
     df = Counter(t for toks in tokens_of.values() for t in set(toks))
     tmp = out_dir / "origins.sqlite"
     tmp.unlink(missing_ok=True)
