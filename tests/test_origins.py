@@ -274,3 +274,144 @@ def test_shipped_index_knows_the_device_plugins_lower_case_nvml_wording():
                                          "ERROR_LIBRARY_NOT_FOUND")])
     assert best.project == "k8s-device-plugin" and best.function == "getResourceManagers"
     assert "v0.20.0" in best.releases and "v0.12.3" not in best.releases
+
+
+# ---- messages named, built or classed elsewhere, and prefix labels -----------------------------
+
+def test_python_constant_message_exception_class_and_message_builder():
+    from faultlens.origins.extract import module_of
+    src = (FIXTURES / "fakepkg-2.0" / "errors.py").read_text()
+    by_template = {f.template: f for f in python_messages(src, module_of("fakepkg/errors.py"))}
+    first = by_template[f"The detected CUDA version ({WILD}) mismatches the version that was used "
+                        "to compile"]
+    assert (first.kind, first.function) == ("raise RuntimeError", "check_cuda_version")
+    cls = by_template["fakepkg.errors.ChildFailedError"]
+    assert (cls.kind, cls.line) == ("exception class", 7)
+    # without a module name no class is indexed (a script's classes have none)
+    assert not any(f.kind == "exception class" for f in python_messages(src))
+    built = {f.template: f for f in python_messages(
+        (FIXTURES / "fakepkg-2.0" / "nvfp4.py").read_text())}
+    msg = built[f"Using '{WILD}' NvFp4 MoE backend out of potential backends: {WILD}."]
+    assert (msg.kind, msg.function) == ("message", "select_nvfp4_moe_backend._make_log_backend")
+    assert module_of("torch/distributed/elastic/multiprocessing/errors/__init__.py") == \
+        "torch.distributed.elastic.multiprocessing.errors"
+    assert module_of("fakepkg/kernels.cu") is None
+
+
+def test_c_string_macro_from_another_file_message_table_and_strerror():
+    builder = load_builder()
+    folder = FIXTURES / "fakepkg-2.0"
+    members = [(f"src/{f.name}", f.stat().st_size, (lambda f=f: open(f, "rb")))
+               for f in sorted(folder.iterdir()) if f.suffix in (".c", ".h")]
+    rows = {r[0]: r for r in builder.scan_members(members, {})}
+    assert rows[f"CUDA error: {WILD}"][4] == "log.error"  # the #else branch, the default build
+    assert rows["Invalid generic resource (gres) specification"][4] == "message table"
+    assert f"Unable to create step for job {WILD}: {WILD}" in rows
+    # without the macros the label is unknown and nothing is indexed for that call
+    assert not any("error: " in t for t in templates(c_messages(
+        (folder / "errtab.c").read_text())))
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("CUDA error: ", f"CUDA error: {WILD}"),
+    ("Expected: ", None),            # one word: too generic to be a label
+    ("std::string error: ", None),   # a signature, not a label
+    ("CUDA error", None),            # no value follows
+])
+def test_binary_prefix_labels(raw, expected):
+    assert binary_string_message(raw) == expected
+
+
+def test_prefix_label_counts_only_where_it_starts_the_message(tmp_path):
+    releases = {"1.0": [(f"CUDA error: {WILD}", "lib/libfake_cuda.so", 0, "", "string")]}
+    specs = {"fakepkg": {"repo": "example/fakepkg", "licence": "MIT", "pip": "fakepkg"}}
+    index = OriginIndex(write_index({"fakepkg": releases}, specs, tmp_path))
+    hits = index.lookup([
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "CUDA error: no kernel image is available for execution on the device",
+        "this looks like a CUDA error: maybe the driver",
+        "CUDA error: ",
+    ])
+    assert [bool(h) for h in hits] == [True, True, False, False]
+
+
+def test_the_template_from_the_file_the_logger_names_and_with_more_literal_text_wins(index):
+    # a real vLLM line (corpus/nvfp4 examples): rocm.py's generic "Using … backend out of
+    # potential backends: …." also matches it, with fewer literal characters
+    line = ("(EngineCore pid=214) INFO 06-11 14:20:41 [nvfp4.py:285] Using 'FLASHINFER_CUTLASS' "
+            "NvFp4 MoE backend out of potential backends: ['FLASHINFER_TRTLLM', "
+            "'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTEDSL_BATCHED', 'FLASHINFER_CUTLASS', "
+            "'VLLM_CUTLASS', 'MARLIN'].")
+    found = index.candidates(line)
+    assert [o.path for _, o, _ in found][:2] == ["fakepkg/nvfp4.py", "fakepkg/rocm.py"]
+    # without the logger's file name, literal text alone still ranks the specific one first
+    bare = line.split("] ", 1)[1]
+    assert index.candidates(bare)[0][1].path == "fakepkg/nvfp4.py"
+    # and a line the generic one prints still finds it
+    generic = "INFO [rocm.py:903] Using TRITON_ATTN backend out of potential backends: ['A', 'B']."
+    assert index.candidates(generic)[0][1].path == "fakepkg/rocm.py"
+
+
+def test_matcher_accepts_a_line_that_ends_inside_a_value():
+    t = f"cannot import name {WILD} from {WILD} ({WILD})"
+    line = "ImportError: cannot import name 'get_all_providers' from 'onnxruntime.capi._pybind_state'"
+    assert match(t, line) > 0.2
+    # too little of the message matched to tell
+    assert match(f"Expected {WILD} got {WILD} for the fused weight", "Expected 3 got") == 0.0
+
+
+def test_prefix_label_after_a_cpp_exception_header(tmp_path):
+    releases = {"1.0": [(f"CUDA error: {WILD}", "lib/libfake_cuda.so", 0, "", "string")]}
+    specs = {"fakepkg": {"repo": "example/fakepkg", "licence": "MIT", "pip": "fakepkg"}}
+    index = OriginIndex(write_index({"fakepkg": releases}, specs, tmp_path))
+    assert index.lookup(["  what():  CUDA error: an illegal memory access was encountered"])[0]
+
+
+def test_after_a_python_exception_header_a_raise_beats_a_c_logger(tmp_path):
+    # two projects print the label: a Python package's library (raised as an exception) and a
+    # C library's logger
+    releases = {"fakepkg": {"1.0": [(f"CUDA error: {WILD}", "lib/libfake_cuda.so", 0, "",
+                                     "string")]},
+                "fakecpp": {"1.0": [(f"CUDA error: {WILD}", "src/fake-cuda.cu", 84,
+                                     "fake_cuda_error", "log.error")]}}
+    specs = {p: {"repo": f"example/{p}", "licence": "MIT", "pip": p} for p in releases}
+    index = OriginIndex(write_index(releases, specs, tmp_path))
+    [[raised, *_], [logged, *_]] = index.lookup([
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "CUDA error: an illegal memory access was encountered"])
+    assert raised.path == "lib/libfake_cuda.so" and logged.path == "src/fake-cuda.cu"
+
+
+def test_left_out_strings_are_not_indexed_in_any_library(tmp_path):
+    # NCCL links the CUDA runtime statically: its error strings are the runtime's, never indexed
+    rows = [("an illegal memory access was encountered", "nvidia/nccl/lib/libnccl.so.2", 0, "",
+             "string"),
+            (f"NCCL WARN Cuda failure '{WILD}'", "nvidia/nccl/lib/libnccl.so.2", 0, "", "string")]
+    specs = {"nccl": {"repo": "NVIDIA/nccl", "licence": "BSD-3-Clause", "pip": "nccl"}}
+    index = OriginIndex(write_index({"nccl": {"2.21.5": rows}}, specs, tmp_path,
+                                    left_out={"an illegal memory access was encountered"}))
+    assert index.lookup(["CUDA error: an illegal memory access was encountered",
+                         "NCCL WARN Cuda failure 'out of memory'"])[0] == []
+    assert index.lookup(["NCCL WARN Cuda failure 'out of memory'"])[0]
+
+
+def test_a_prefix_label_gives_no_version_skew():
+    o = Origin("torch", "torch/cuda/_utils.py", 40, "_check_cuda", "raise RuntimeError",
+               ("2.10.0", "2.13.0"), message="CUDA error: …")
+    releases = ["2.1.0", "2.4.0", "2.7.0", "2.10.0", "2.13.0"]
+    assert skew(o, {"torch.version": "2.4.1"}, releases) is None
+    full = Origin("torch", "torch/x.py", 1, "f", "raise RuntimeError", ("2.10.0", "2.13.0"),
+                  message="Unsupported head size: …. Supported sizes are 64 and 128.")
+    assert skew(full, {"torch.version": "2.4.1"}, releases) is not None
+
+
+def test_a_line_cut_inside_its_first_value_still_finds_the_template(tmp_path):
+    t = (f"To serve at least one request with the model's max seq len ({WILD}), ({WILD} GiB KV "
+         f"cache is needed, which is larger than the available KV cache memory ({WILD} GiB).")
+    specs = {"fakepkg": {"repo": "example/fakepkg", "licence": "MIT", "pip": "fakepkg"}}
+    index = OriginIndex(write_index(
+        {"fakepkg": {"1.0": [(t, "fakepkg/kv.py", 7, "check", "raise ValueError")]}}, specs,
+        tmp_path))
+    # the real corpus line (kaito-mistral-small-kv-cache-too-small), wrapped after the value
+    assert index.lookup(["ValueError: To serve at least one request with the model's max seq "
+                         "len (1048576),"])[0]

@@ -9,18 +9,41 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Origin
 from . import store
-from .template import WILD, key_tokens, line_tokens, match
+from .template import WILD, is_prefix, key_tokens, line_tokens, match
 
 MAX_LINE = 4000
 """Longer lines are cut before matching: a message is never longer."""
 MIN_COVERED = 16
 """Literal characters a template must cover in the line, unless it covers 40 % of it."""
+_NAMED_FILE = re.compile(r"([A-Za-z_][\w.-]*\.(?:py|pyx|cc|cpp|cu|cuh|c|h|hpp|go|rs)):\d+")
+"""A source file a logger names in its prefix ('[nvfp4.py:285]', 'ggml-cuda.cu:75')."""
+_SPACES = re.compile(r"[ \t]+")
+_PY_EXCEPTION = re.compile(r"(?:^|[\s.(])[A-Z]\w*(?:Error|Exception): ")
+"""A Python exception header: the message after it was raised, not printed by a C logger."""
+_PRINTS = ("log.", "printf", "fprintf", "printk")
+_PREFIX_AFTER = ":]>'\"`|-"
+"""What may come right before a prefix label (spaces aside): the end of an exception name or a
+logger's prefix ('RuntimeError: ', 'what():  ', '] ', ' - '), a quote, or nothing."""
+
+
+def _prefix_at_start(template: str, line: str) -> bool:
+    """A prefix label ('CUDA error: …') counts only where it starts the message: at the start of
+    the line or after a separator (an exception name, a logger's bracket), with a value after."""
+    label = template[:-1]
+    j = line.find(label)
+    while j >= 0:
+        before = line[:j].rstrip()
+        if (not before or before[-1] in _PREFIX_AFTER) and line[j + len(label):].strip():
+            return True
+        j = line.find(label, j + 1)
+    return False
 
 
 @dataclass(frozen=True)
@@ -63,7 +86,8 @@ class OriginIndex:
                       message=template.replace(WILD, "…"))
 
     def candidates(self, text: str, limit: int = 5) -> list[tuple[float, Origin, str]]:
-        line = text.strip()[:MAX_LINE]
+        # runs of spaces count as one, as in the templates ('above.  Note:' in a raise)
+        line = _SPACES.sub(" ", text.strip()[:MAX_LINE])
         tokens = line_tokens(line)
         if not tokens:
             return []
@@ -76,17 +100,26 @@ class OriginIndex:
             "SELECT project, path, line, function, kind, releases, template, key2 FROM messages "
             f"WHERE id IN ({','.join('?' * len(ids))})", tuple(ids)) if ids else []
         scored = []
+        named = {m.lower() for m in _NAMED_FILE.findall(line)}
+        raised = bool(_PY_EXCEPTION.search(line))
         for row in rows:
             template = row[6]
             score = match(template, line)
             if not score:
                 continue
             covered = len(template.replace(WILD, ""))
-            if covered < MIN_COVERED and score < 0.4:
+            if covered < MIN_COVERED and score < 0.4 and not (
+                    is_prefix(template) and _prefix_at_start(template, line)):
                 continue
-            # rank: coverage of the line, then source over a library's bare string, then
-            # more releases (the long-lived wording), then the newest line
-            rank = (round(score, 3), row[4] != "string", len(row[5].split(",")))
+            # rank: a template from the file the line's logger names, then how many of the
+            # line's characters its literal text matches (a specific template over a generic
+            # one), then source over a library's bare string, then more releases (the
+            # long-lived wording), then the newest line
+            in_named = bool(named) and row[1].rsplit("/", 1)[-1].lower() in named
+            # after 'RuntimeError: ' a C/C++/Go logger's line is a worse fit than a raise or a
+            # library's string (torch's 'CUDA error: …' over ggml's logged one)
+            fits = not (raised and row[4].startswith(_PRINTS) and not row[1].endswith(".py"))
+            rank = (in_named, round(score, 3), fits, row[4] != "string", len(row[5].split(",")))
             scored.append((rank, row))
         scored.sort(key=lambda x: x[0], reverse=True)
         out, seen = [], set()
@@ -95,7 +128,7 @@ class OriginIndex:
             if key in seen:
                 continue
             seen.add(key)
-            out.append((rank[0], self._origin(row), row[6]))
+            out.append((rank[1], self._origin(row), row[6]))
             if len(out) >= limit:
                 break
         return out

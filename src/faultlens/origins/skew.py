@@ -12,6 +12,7 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from ..model import Origin
+from .template import WILD, is_prefix
 
 FACT_OF_PROJECT = {"huggingface_hub": "huggingface_hub.version"}
 """Fact names that are not `<project>.version`."""
@@ -30,6 +31,8 @@ def skew(origin: Origin, facts: dict[str, str], all_releases: list[str] | None =
     it and one that does not (the change could be on either side)."""
     if origin.kind == "string":
         return None  # a library's strings are read from whichever build was at hand (CPU or CUDA)
+    if origin.message and is_prefix(origin.message.replace("…", WILD)):
+        return None  # a bare label ('CUDA error: …') several places print: no release evidence
     fact = FACT_OF_PROJECT.get(origin.project, f"{origin.project}.version")
     ran = facts.get(fact)
     version = _parse(ran) if ran else None

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .template import key_tokens
+from .template import WILD, is_prefix, key_tokens
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 INDEX_NAME = "origins.sqlite.gz"
@@ -50,6 +50,18 @@ link parts of the CUDA runtime and NCCL statically; extensions inline torch's he
 _VENDORED = re.compile(r"-[0-9a-f]{8}\.so")
 
 
+def _keys_of(template: str) -> list[str]:
+    """The words a line must hold to be matched against `template`: those before its second
+    placeholder when there are two of them (a line is often cut inside a value: vLLM's 'max seq
+    len (1048576),'), else those of its first KEY_WITHIN characters, else all."""
+    second = template.find(WILD, template.find(WILD) + 1)
+    if second > 0:
+        early = key_tokens(template, min(second, KEY_WITHIN))
+        if len(set(early)) >= 2:
+            return early
+    return key_tokens(template, KEY_WITHIN) or key_tokens(template)
+
+
 class IndexMissing(Exception):
     pass
 
@@ -62,10 +74,12 @@ def _version_key(v: str):
         return (1, v, v)
 
 
-def aggregate(releases: dict[str, dict[str, list]]) -> tuple[dict[str, list[str]], list[tuple]]:
+def aggregate(releases: dict[str, dict[str, list]], left_out: set[str] | frozenset = frozenset()
+              ) -> tuple[dict[str, list[str]], list[tuple]]:
     """Per-release rows -> (project -> ordered releases, merged rows). A template a compiled
     library carries that source code already names is credited to the source; one several
-    projects' libraries carry, to its owner (STRING_OWNERS), not to every library that copies it."""
+    projects' libraries carry, to its owner (STRING_OWNERS), not to every library that copies it;
+    `left_out`: library strings never indexed (the CUDA runtime's, linked statically by NCCL)."""
     ordered = {p: sorted(r, key=_version_key) for p, r in releases.items()}
     merged: dict[tuple, dict] = {}
     for project, by_release in releases.items():
@@ -77,7 +91,8 @@ def aggregate(releases: dict[str, dict[str, list]]) -> tuple[dict[str, list[str]
                     entry["releases"].append(version)
                 entry["line"] = line
     # libraries a wheel vendors (auditwheel names them lib-<hash>.so) are not the project's
-    merged = {k: e for k, e in merged.items() if not (k[3] == "string" and _VENDORED.search(k[1]))}
+    merged = {k: e for k, e in merged.items() if not (k[3] == "string" and (
+        _VENDORED.search(k[1]) or k[4] in left_out))}
     sourced = {k[4] for k in merged if k[3] != "string"}
     owner: dict[str, int] = {}
     for k in merged:
@@ -87,19 +102,24 @@ def aggregate(releases: dict[str, dict[str, list]]) -> tuple[dict[str, list[str]
     rows = []
     for (project, path, function, kind, template), e in merged.items():
         rank = STRING_OWNERS.index(project) if project in STRING_OWNERS else len(STRING_OWNERS)
-        if kind == "string" and (template in sourced or owner.get(template, rank) < rank):
+        # a prefix label ('CUDA error: …') is printed by several projects' code and libraries,
+        # each with its own release list: every one is kept
+        if kind == "string" and not is_prefix(template) and (
+                template in sourced or owner.get(template, rank) < rank):
             continue
         rows.append((project, path, e["line"], function, kind, template, ",".join(e["releases"])))
     return ordered, rows
 
 
 def write_index(releases: dict[str, dict[str, list]], specs: dict[str, dict], out_dir: Path,
-                no_binaries: dict[str, list[str]] | None = None) -> Path:
+                no_binaries: dict[str, list[str]] | None = None,
+                left_out: set[str] | frozenset = frozenset()) -> Path:
     """Write the index and its manifest. `no_binaries`: per project, releases whose compiled
-    libraries were not read (their library strings are missing, not removed)."""
-    ordered, rows = aggregate(releases)
+    libraries were not read (their library strings are missing, not removed); `left_out`: library
+    strings never indexed (see aggregate)."""
+    ordered, rows = aggregate(releases, left_out)
     # key words come from the start of a message: a line cut short (wrapped) still has them
-    tokens_of = {r[5]: key_tokens(r[5], KEY_WITHIN) or key_tokens(r[5]) for r in rows}
+    tokens_of = {r[5]: _keys_of(r[5]) for r in rows}
     df = Counter(t for toks in tokens_of.values() for t in set(toks))
     tmp = out_dir / "origins.sqlite"
     tmp.unlink(missing_ok=True)

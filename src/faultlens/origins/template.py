@@ -21,7 +21,7 @@ MIN_LITERAL = 12
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 # printf, Python %-format, Go verbs and CPython's PyErr_Format (%R %S %U %A %V)
 _PRINTF = re.compile(r"%(?:\([^)]*\))?[#0\- +']*(?:\*|\d+)?(?:\.(?:\*|\d+))?"
-                     r"(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfFgGcrsapvwqTtbnRSUAV%]")
+                     r"(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfFgGcrsapvwqTtbnmRSUAV%]")
 _BRACES = re.compile(r"\{\{|\}\}|\{[^{}]{0,40}\}")
 _SPACES = re.compile(r"[ \t]+")
 
@@ -73,9 +73,20 @@ def literal_size(template: str) -> int:
     return sum(ch.isalnum() for ch in template)
 
 
+_PREFIX = re.compile(r"[A-Z][A-Za-z]{2,}(?: [A-Za-z]{3,}){1,3}: " + WILD)
+
+
+def is_prefix(template: str) -> bool:
+    """A short label the code puts before a value it does not own: 'CUDA error: …' (torch
+    appends the CUDA runtime's error string). Matched only where the label starts the
+    message (see lookup)."""
+    return bool(_PREFIX.fullmatch(template))
+
+
 def worth_indexing(template: str) -> bool:
-    """Enough literal text to say something, and at least two words."""
-    return literal_size(template) >= MIN_LITERAL and len(_TOKEN.findall(template)) >= 2
+    """Enough literal text to say something, and at least two words (or a prefix label)."""
+    return (literal_size(template) >= MIN_LITERAL and len(_TOKEN.findall(template)) >= 2) or \
+        is_prefix(template)
 
 
 def key_tokens(template: str, within: int | None = None) -> list[str]:
@@ -124,6 +135,10 @@ def match(template: str, line: str) -> float:
                 first = False
                 break
             return 0.0
+        if j < 0 and not first and covered >= PARTIAL_MIN and len(line) - pos <= MAX_GAP:
+            # the line ends inside a value: the rest of the message was cut (or printed on
+            # the next line)
+            break
         if j < 0 or (not first and j - pos > MAX_GAP):
             return 0.0
         first = False
