@@ -9,8 +9,6 @@ version banner is wrong: often the diagnosis itself.
 
 from __future__ import annotations
 
-from packaging.version import InvalidVersion, Version
-
 from ..model import Origin
 from .template import WILD, is_prefix
 
@@ -18,7 +16,10 @@ FACT_OF_PROJECT = {"huggingface_hub": "huggingface_hub.version"}
 """Fact names that are not `<project>.version`."""
 
 
-def _parse(v: str) -> Version | None:
+def _parse(v: str):
+    """A packaging Version, or None (imported here: only a log that names a version needs it)."""
+    from packaging.version import InvalidVersion, Version
+
     try:
         return Version(v.split("+")[0].lstrip("v"))
     except InvalidVersion:

@@ -11,12 +11,10 @@ the `keys` table holds them apart (key1, key2, id), so that filter reads no mess
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
 import re
-import shutil
 import sqlite3
 import time
 from collections import Counter
@@ -143,6 +141,9 @@ def write_index(releases: dict[str, dict[str, list]], specs: dict[str, dict], ou
     db.commit()
     db.execute("VACUUM")
     db.close()
+    import gzip
+    import shutil
+
     with open(tmp, "rb") as src, gzip.open(out_dir / INDEX_NAME, "wb", compresslevel=9) as dst:
         shutil.copyfileobj(src, dst)
     tmp.unlink()
@@ -176,6 +177,9 @@ def unpacked(index_gz: Path) -> Path:
     key = hashlib.sha256(f"{index_gz.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()
     target = _cache_dir() / f"origins-{key[:20]}.sqlite"
     if not target.is_file():
+        import gzip
+        import shutil
+
         target.parent.mkdir(parents=True, exist_ok=True)
         part = target.with_suffix(f".{os.getpid()}.part")
         with gzip.open(index_gz, "rb") as src, open(part, "wb") as dst:
