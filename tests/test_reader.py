@@ -238,14 +238,20 @@ def test_issue13_item6_a_long_line_that_ends_inside_a_block_is_split():
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(0, 3000), min_size=1, max_size=30))
 def test_issue13_item6_split_keeps_every_byte_and_line_number(lengths):
+    _assert_lossless_split(lengths, chunk_size=1024)
+
+
+def _assert_lossless_split(lengths, chunk_size: int, max_line: int = 700) -> None:
+    """Blocks of lines of these lengths give back every byte, no line over `max_line`, and each
+    block's first line number."""
     data = b"".join(b"x" * n + b"\n" for n in lengths)
     out, first_numbers = [], []
     stats = ReadStats(name="x")
-    for buf, start, end, line_no in iter_blocks(data, stats, chunk_size=1024, max_line=700):
+    for buf, start, end, line_no in iter_blocks(data, stats, chunk_size=chunk_size, max_line=max_line):
         out.append(bytes(buf[start:end]))
         first_numbers.append(line_no)
     assert b"".join(out) == data and stats.lines == len(lengths)
-    assert all(len(x) <= 700 for piece in out for x in piece.split(b"\n"))
+    assert all(len(x) <= max_line for piece in out for x in piece.split(b"\n"))
     line = 1
     for piece, number in zip(out, first_numbers):
         assert number == line
@@ -259,20 +265,9 @@ def test_reads_that_start_small_and_grow_keep_every_byte_and_line_number(lengths
     buffer of megabytes): while the buffer grows, carried-over bytes and line numbers survive."""
     from faultlens.logs import reader
 
-    data = b"".join(b"x" * n + b"\n" for n in lengths)
     old = reader.FIRST_CHUNK
     reader.FIRST_CHUNK = first
     try:
-        out, first_numbers = [], []
-        stats = ReadStats(name="x")
-        for buf, start, end, line_no in iter_blocks(data, stats, chunk_size=4096, max_line=700):
-            out.append(bytes(buf[start:end]))
-            first_numbers.append(line_no)
+        _assert_lossless_split(lengths, chunk_size=4096)
     finally:
         reader.FIRST_CHUNK = old
-    assert b"".join(out) == data and stats.lines == len(lengths)
-    assert all(len(x) <= 700 for piece in out for x in piece.split(b"\n"))
-    line = 1
-    for piece, number in zip(out, first_numbers):
-        assert number == line
-        line += piece.count(b"\n")

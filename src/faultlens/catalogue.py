@@ -67,14 +67,15 @@ class Catalogue:
             ref = self._refs[ref_id] = pickle.loads(self._blobs.pop(ref_id))
         return ref
 
-    @property
+    @cached_property
     def references(self) -> tuple[Reference, ...]:
+        """Every reference, in catalogue order (unpickled once; the catalogue is immutable)."""
         return tuple(self.get(rid) for rid in self._ids)
 
     @cached_property
     def by_id(self) -> dict[str, Reference]:
         """References by id (computed once; the catalogue is immutable)."""
-        return {rid: self.get(rid) for rid in self._ids}
+        return dict(zip(self._ids, self.references))
 
     def __getstate__(self) -> dict:
         blobs = dict(self._blobs)

@@ -71,32 +71,12 @@ _META_RUN = re.compile(r"\\[dDsSwWbB]|[\\^$.|?*+()\[\]{}]")
 
 def _branches(regex: str) -> list[str]:
     """The regex's top-level alternatives (one outer group around all of it is looked through)."""
+    from ..lint import top_level_branches  # lint imports this module
+
     body = regex
     while body.startswith(("(?:", "(")) and _closes_at_end(body):
         body = body[3:-1] if body.startswith("(?:") else body[1:-1]
-    out, depth, cls, cur, i = [], 0, False, "", 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\":
-            cur += body[i:i + 2]
-            i += 2
-            continue
-        if cls:
-            cls = c != "]"
-        elif c == "[":
-            cls = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            out.append(cur)
-            cur = ""
-            i += 1
-            continue
-        cur += c
-        i += 1
-    return out + [cur]
+    return top_level_branches(body)
 
 
 def _closes_at_end(body: str) -> bool:
@@ -155,24 +135,12 @@ def regex_origins(regex: str, index: OriginIndex, limit: int = 3) -> list[tuple[
             if len(out) >= limit:
                 return out
     if runs:  # the template's rarest words may lie outside what the regex spells out
-        for origin, template in _by_first_key(index, words):
+        for origin, template in index.by_key_words(words, limit=4000, both=False):
             if any(r in template for r in runs):
                 out.append((origin, template))
                 if len(out) >= limit:
                     break
     return out
-
-
-def _by_first_key(index: OriginIndex, words: list[str], limit: int = 4000) -> list[tuple[Origin, str]]:
-    """Templates whose rarest word is among `words`, whatever their second rarest."""
-    marks = ",".join("?" * len(words))
-    ids = [r[0] for r in index._rows(f"SELECT id FROM keys WHERE key1 IN ({marks}) LIMIT ?",
-                                     (*words, limit))]
-    if not ids:
-        return []
-    rows = index._rows("SELECT project, path, line, function, kind, releases, template "
-                       f"FROM messages WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))
-    return [(index._origin(r), r[6]) for r in rows]
 
 
 def signal_origins(ref, index: OriginIndex, with_misses: bool = False) -> list[SignalOrigins]:

@@ -133,12 +133,15 @@ class OriginIndex:
                 break
         return out
 
-    def by_key_words(self, words: list[str], limit: int = 2000) -> list[tuple[Origin, str]]:
-        """Templates whose two rarest words are among `words` (at most `limit`)."""
+    def by_key_words(self, words: list[str], limit: int = 2000,
+                     both: bool = True) -> list[tuple[Origin, str]]:
+        """Templates whose two rarest words are among `words` (with `both=False`: whose rarest
+        word is, whatever the second), at most `limit`."""
         marks = ",".join("?" * len(words))
+        second = f" AND (key2 = '' OR key2 IN ({marks}))" if both else ""
         ids = [r[0] for r in self._rows(
-            f"SELECT id FROM keys WHERE key1 IN ({marks}) AND (key2 = '' OR key2 IN ({marks})) "
-            "LIMIT ?", (*words, *words, limit))]
+            f"SELECT id FROM keys WHERE key1 IN ({marks}){second} LIMIT ?",
+            (*words, *(words if both else ()), limit))]
         rows = self._rows("SELECT project, path, line, function, kind, releases, template "
                           f"FROM messages WHERE id IN ({','.join('?' * len(ids))})",
                           tuple(ids)) if ids else []
